@@ -1,0 +1,39 @@
+// Command rdmapool inspects and exercises RDMA on this machine.
+//
+//	rdmapool info    which RDMA libraries, devices, ports and GIDs exist,
+//	                 the locked-memory limit, and whether RDMA can be used
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: rdmapool <command> [flags]
+
+commands:
+  info    report the RDMA libraries, devices, ports, GIDs and memlock limit,
+          and whether RDMA can be used here
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "info":
+		return info(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "rdmapool: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

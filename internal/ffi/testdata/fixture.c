@@ -1,0 +1,18 @@
+/* Trivial functions for the ffi tests and the call-cost benchmarks. */
+#include <errno.h>
+
+long rdmapool_fixture_add3(long a, long b, long c) { return a + b + c; }
+
+long rdmapool_fixture_sum6(long a, long b, long c, long d, long e, long f)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+long rdmapool_fixture_noop(void) { return 42; }
+
+/* Fails like a libc call: returns -1 and sets errno to e. */
+long rdmapool_fixture_fail(long e)
+{
+	errno = (int)e;
+	return -1;
+}

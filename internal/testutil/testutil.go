@@ -1,0 +1,68 @@
+// Package testutil holds what rdmapool's tests share: building C fixtures and
+// deciding whether a missing prerequisite skips a test or fails it.
+package testutil
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Strict reports whether a missing prerequisite must fail a test instead of
+// skipping it: in CI (CI=true), inside the project's RDMA VM (RDMAPOOL_VM=1), or
+// when RDMAPOOL_STRICT=1 asks for it.
+func Strict() bool {
+	for _, k := range []string{"CI", "RDMAPOOL_VM", "RDMAPOOL_STRICT"} {
+		switch strings.ToLower(os.Getenv(k)) {
+		case "1", "true", "yes":
+			return true
+		}
+	}
+	return false
+}
+
+// Require stops the test when ok is false: it fails with why when Strict,
+// and skips with why otherwise (a run by hand on a machine without the part).
+func Require(tb testing.TB, ok bool, why string) {
+	tb.Helper()
+	if ok {
+		return
+	}
+	if Strict() {
+		tb.Fatalf("required for this test but missing: %s", why)
+	}
+	tb.Skipf("skipped: %s (set RDMAPOOL_STRICT=1 to make this a failure)", why)
+}
+
+// CC returns the C compiler to use for fixtures ($CC, else cc or gcc), or
+// stops the test through Require.
+func CC(tb testing.TB) string {
+	tb.Helper()
+	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	Require(tb, false, "no C compiler (cc or gcc) to build the test's C fixtures; install gcc")
+	return ""
+}
+
+// BuildSharedLib compiles the C files srcs into a shared object named name in
+// a temporary directory and returns its path.
+func BuildSharedLib(tb testing.TB, name string, srcs ...string) string {
+	tb.Helper()
+	cc := CC(tb)
+	out := filepath.Join(tb.TempDir(), name)
+	args := append([]string{"-shared", "-fPIC", "-O2", "-o", out}, srcs...)
+	cmd := exec.Command(cc, args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("building %s from %v: %v\n%s", name, srcs, err, b)
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package loader
+
+import (
+	"reflect"
+	"runtime"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/seed54442f1a/rdmapool/internal/ffi"
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// sonames lists, for each library of verbs.Table, the names to try: the
+// soname first, then the unversioned name a -dev package installs. libc has
+// none: it is looked up in the global scope, where it always is.
+var sonames = map[string][]string{
+	"libibverbs": {"libibverbs.so.1", "libibverbs.so"},
+	"librdmacm":  {"librdmacm.so.1", "librdmacm.so"},
+}
+
+// openOrder opens libibverbs before librdmacm, so that librdmacm's own
+// dependency on libibverbs is met by the file chosen here.
+var openOrder = []string{"libibverbs", "librdmacm"}
+
+type opened struct {
+	handle uintptr
+	lib    Library
+}
+
+// bind opens the libraries and resolves every symbol of verbs.Table. It runs
+// on one locked OS thread so that dlerror reports on the call that failed, and
+// on failure it closes whatever it opened.
+func bind(c config) (libs *Libraries, t *verbs.Table, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	handles := map[string]opened{"libc": {handle: purego.RTLD_DEFAULT, lib: Library{Name: "libc"}}}
+	defer func() {
+		if err != nil {
+			for _, name := range openOrder {
+				if h, ok := handles[name]; ok {
+					purego.Dlclose(h.handle)
+				}
+			}
+		}
+	}()
+	for _, name := range openOrder {
+		h, lib, err := open(name, candidates(c.dirs, sonames[name]))
+		if err != nil {
+			return nil, nil, err
+		}
+		handles[name] = opened{h, lib}
+	}
+
+	t = new(verbs.Table)
+	groups := reflect.ValueOf(t).Elem()
+	for i := range groups.NumField() {
+		o := handles[groups.Type().Field(i).Tag.Get("lib")]
+		fns := groups.Field(i)
+		for j := range fns.NumField() {
+			sym := fns.Type().Field(j).Tag.Get("sym")
+			p, err := purego.Dlsym(o.handle, sym)
+			if err != nil || p == 0 {
+				msg := "not found"
+				if err != nil {
+					msg = err.Error()
+				}
+				path := o.lib.Path
+				if t.C.Dlinfo != 0 && o.handle != purego.RTLD_DEFAULT {
+					path = linkMapName(t, o.handle, path)
+				}
+				return nil, nil, &SymbolError{Library: o.lib.Name, Path: path, Symbol: sym, Dlerror: msg}
+			}
+			fns.Field(j).SetUint(uint64(p))
+		}
+	}
+
+	libs = &Libraries{IBVerbs: handles["libibverbs"].lib, RDMACM: handles["librdmacm"].lib}
+	libs.IBVerbs.Path = linkMapName(t, handles["libibverbs"].handle, libs.IBVerbs.File)
+	libs.RDMACM.Path = linkMapName(t, handles["librdmacm"].handle, libs.RDMACM.File)
+	return libs, t, nil
+}
+
+// open tries each name in turn and returns the first that loads.
+func open(lib string, names []string) (uintptr, Library, error) {
+	e := &LibraryError{Library: lib}
+	for _, n := range names {
+		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			return h, Library{Name: lib, File: n, Path: n}, nil
+		}
+		e.Attempts = append(e.Attempts, Attempt{Name: n, Dlerror: err.Error()})
+	}
+	if len(names) == 0 {
+		e.Attempts = append(e.Attempts, Attempt{Name: "(no names: empty search path)", Dlerror: "nothing tried"})
+	}
+	return 0, Library{}, e
+}
+
+// linkMapName asks the dynamic linker which file a handle was loaded from
+// (dlinfo RTLD_DI_LINKMAP, l_name), falling back to the name given to dlopen.
+func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
+	slot, err := t.Calloc(8)
+	if err != nil {
+		return fallback
+	}
+	defer t.Free(slot)
+	if ffi.Call3(t.C.Dlinfo, handle, verbs.RTLDDILinkMap, slot) != 0 {
+		return fallback
+	}
+	lm := unsafeptr.Load(slot, 0)
+	if lm == 0 {
+		return fallback
+	}
+	if name := unsafeptr.GoString(unsafeptr.At[verbs.LinkMap](lm, 0).Name, 4096); name != "" {
+		return name
+	}
+	return fallback
+}
