@@ -13,15 +13,13 @@ import (
 
 // sonames lists, for each library of verbs.Table, the names to try: the
 // soname first, then the unversioned name a -dev package installs. libc has
-// none: it is looked up in the global scope, where it always is.
+// none: it is looked up in the global scope, where it always is. The table
+// lists libibverbs before librdmacm, so librdmacm's own dependency on
+// libibverbs is met by the file chosen here.
 var sonames = map[string][]string{
 	"libibverbs": {"libibverbs.so.1", "libibverbs.so"},
 	"librdmacm":  {"librdmacm.so.1", "librdmacm.so"},
 }
-
-// openOrder opens libibverbs before librdmacm, so that librdmacm's own
-// dependency on libibverbs is met by the file chosen here.
-var openOrder = []string{"libibverbs", "librdmacm"}
 
 type opened struct {
 	handle uintptr
@@ -38,48 +36,50 @@ func bind(c config) (libs *Libraries, t *verbs.Table, err error) {
 	handles := map[string]opened{"libc": {handle: purego.RTLD_DEFAULT, lib: Library{Name: "libc"}}}
 	defer func() {
 		if err != nil {
-			for _, name := range openOrder {
-				if h, ok := handles[name]; ok {
+			for name, h := range handles {
+				if name != "libc" {
 					purego.Dlclose(h.handle)
 				}
 			}
 		}
 	}()
-	for _, name := range openOrder {
-		h, lib, err := open(name, candidates(c.dirs, sonames[name]))
-		if err != nil {
-			return nil, nil, err
-		}
-		handles[name] = opened{h, lib}
-	}
-
 	t = new(verbs.Table)
 	groups := reflect.ValueOf(t).Elem()
 	for i := range groups.NumField() {
-		o := handles[groups.Type().Field(i).Tag.Get("lib")]
-		fns := groups.Field(i)
-		for j := range fns.NumField() {
-			sym := fns.Type().Field(j).Tag.Get("sym")
-			p, err := purego.Dlsym(o.handle, sym)
-			if err != nil || p == 0 {
-				msg := "not found"
-				if err != nil {
-					msg = err.Error()
-				}
-				path := o.lib.Path
-				if t.C.Dlinfo != 0 && o.handle != purego.RTLD_DEFAULT {
-					path = linkMapName(t, o.handle, path)
-				}
-				return nil, nil, &SymbolError{Library: o.lib.Name, Path: path, Symbol: sym, Dlerror: msg}
+		// libc's group comes first in the table: it is in the global scope,
+		// and resolving it first lets a later SymbolError name its file.
+		name := groups.Type().Field(i).Tag.Get("lib")
+		if _, ok := handles[name]; !ok {
+			h, lib, err := open(name, candidates(c.dirs, sonames[name]))
+			if err != nil {
+				return nil, nil, err
 			}
-			fns.Field(j).SetUint(uint64(p))
+			lib.Path = linkMapName(t, h, lib.File)
+			handles[name] = opened{h, lib}
+		}
+		if err := resolve(groups.Field(i), handles[name]); err != nil {
+			return nil, nil, err
 		}
 	}
-
 	libs = &Libraries{IBVerbs: handles["libibverbs"].lib, RDMACM: handles["librdmacm"].lib}
-	libs.IBVerbs.Path = linkMapName(t, handles["libibverbs"].handle, libs.IBVerbs.File)
-	libs.RDMACM.Path = linkMapName(t, handles["librdmacm"].handle, libs.RDMACM.File)
 	return libs, t, nil
+}
+
+// resolve fills every field of a group of verbs.Table from its `sym` tag.
+func resolve(fns reflect.Value, o opened) error {
+	for j := range fns.NumField() {
+		sym := fns.Type().Field(j).Tag.Get("sym")
+		p, err := purego.Dlsym(o.handle, sym)
+		if err != nil || p == 0 {
+			msg := "not found"
+			if err != nil {
+				msg = err.Error()
+			}
+			return &SymbolError{Library: o.lib.Name, Path: o.lib.Path, Symbol: sym, Dlerror: msg}
+		}
+		fns.Field(j).SetUint(uint64(p))
+	}
+	return nil
 }
 
 // open tries each name in turn and returns the first that loads.
@@ -100,6 +100,7 @@ func open(lib string, names []string) (uintptr, Library, error) {
 
 // linkMapName asks the dynamic linker which file a handle was loaded from
 // (dlinfo RTLD_DI_LINKMAP, l_name), falling back to the name given to dlopen.
+// t.C must be resolved.
 func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
 	slot, err := t.Calloc(8)
 	if err != nil {
@@ -118,3 +119,5 @@ func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
 	}
 	return fallback
 }
+
+func reflectTable() reflect.Type { return reflect.TypeFor[verbs.Table]() }
