@@ -1,6 +1,9 @@
 package verbs
 
-import "structs"
+import (
+	"structs"
+	"unsafe"
+)
 
 // Go mirrors of the C structs that rdmapool reads or writes. Each field's `c`
 // tag names the C member it mirrors (a dotted path for members of nested
@@ -333,3 +336,8 @@ type LinkMap struct {
 
 // RTLDDILinkMap is dlinfo's RTLD_DI_LINKMAP request.
 const RTLDDILinkMap = 2
+
+var (
+	offsetSrcAddr = unsafe.Offsetof(CMID{}.SrcAddr)
+	offsetDstAddr = unsafe.Offsetof(CMID{}.DstAddr)
+)

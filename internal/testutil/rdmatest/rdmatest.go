@@ -2,6 +2,11 @@
 package rdmatest
 
 import (
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed54442f1a/rdmapool/internal/probe"
@@ -23,4 +28,64 @@ func Require(tb testing.TB) *verbs.Table {
 	}
 	tb.Skipf("skipped: needs an RDMA device (run it in the VM: make test-rxe): %s", r.Verdict)
 	return nil
+}
+
+// Addr returns the IP address of an RDMA-capable interface to listen on and
+// connect to: RDMAPOOL_TEST_ADDR (the VM sets it), else the first IPv4 GID of
+// an active port.
+func Addr(tb testing.TB) netip.Addr {
+	tb.Helper()
+	if s := os.Getenv("RDMAPOOL_TEST_ADDR"); s != "" {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			tb.Fatalf("RDMAPOOL_TEST_ADDR=%q: %v", s, err)
+		}
+		return a
+	}
+	for _, d := range probe.Run().Devices {
+		for _, p := range d.Ports {
+			for _, g := range p.GIDs {
+				if p.State == "ACTIVE" && g.Addr.Unmap().Is4() {
+					return g.Addr.Unmap()
+				}
+			}
+		}
+	}
+	tb.Fatalf("no RDMAPOOL_TEST_ADDR and no active port with an IPv4 GID")
+	return netip.Addr{}
+}
+
+// Resources returns the kernel's count of RDMA objects per kind ("pd", "cq",
+// "qp", "mr", "cm_id", "ctx") summed over all devices, from `rdma resource
+// show`. Compare counts before and after a test to find leaks.
+func Resources(tb testing.TB) map[string]int {
+	tb.Helper()
+	out, err := exec.Command("rdma", "resource", "show").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("rdma resource show: %v\n%s", err, out)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		// "0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0"
+		f := strings.Fields(line)
+		for i := 2; i+1 < len(f); i += 2 {
+			n, err := strconv.Atoi(f[i+1])
+			if err == nil {
+				counts[f[i]] += n
+			}
+		}
+	}
+	return counts
+}
+
+// CheckNoLeaks fails the test if the kernel holds more RDMA objects of any
+// kind than before (counts from Resources).
+func CheckNoLeaks(tb testing.TB, before map[string]int) {
+	tb.Helper()
+	after := Resources(tb)
+	for _, k := range []string{"pd", "cq", "qp", "mr", "cm_id", "ctx"} {
+		if after[k] > before[k] {
+			tb.Errorf("RDMA objects left behind: %s %d before, %d after", k, before[k], after[k])
+		}
+	}
 }

@@ -1,0 +1,65 @@
+package verbs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+)
+
+// Sockaddr writes ap as a struct sockaddr_in or sockaddr_in6 into C memory.
+// Free it with t.Free.
+func (t *Table) Sockaddr(ap netip.AddrPort) (uintptr, error) {
+	a := ap.Addr()
+	if a.Is4() || a.Is4In6() {
+		sa, p, err := New[unix.RawSockaddrInet4](t)
+		if err != nil {
+			return 0, err
+		}
+		sa.Family = unix.AF_INET
+		sa.Addr = a.Unmap().As4()
+		binary.BigEndian.PutUint16(unsafeptr.Bytes(p, 4)[2:], ap.Port())
+		return p, nil
+	}
+	if !a.Is6() {
+		return 0, fmt.Errorf("invalid address %v", ap)
+	}
+	sa, p, err := New[unix.RawSockaddrInet6](t)
+	if err != nil {
+		return 0, err
+	}
+	sa.Family = unix.AF_INET6
+	sa.Addr = a.As16()
+	binary.BigEndian.PutUint16(unsafeptr.Bytes(p, 4)[2:], ap.Port())
+	return p, nil
+}
+
+// AddrPortOf reads a struct sockaddr_in or sockaddr_in6 from C memory; other
+// families give the zero AddrPort.
+func AddrPortOf(sa uintptr) netip.AddrPort {
+	if sa == 0 {
+		return netip.AddrPort{}
+	}
+	b := unsafeptr.Bytes(sa, 4)
+	port := binary.BigEndian.Uint16(b[2:])
+	switch *unsafeptr.At[uint16](sa, 0) {
+	case unix.AF_INET:
+		return netip.AddrPortFrom(netip.AddrFrom4(unsafeptr.At[unix.RawSockaddrInet4](sa, 0).Addr), port)
+	case unix.AF_INET6:
+		s := unsafeptr.At[unix.RawSockaddrInet6](sa, 0)
+		a := netip.AddrFrom16(s.Addr)
+		if s.Scope_id != 0 {
+			a = a.WithZone(fmt.Sprint(s.Scope_id))
+		}
+		return netip.AddrPortFrom(a, port)
+	}
+	return netip.AddrPort{}
+}
+
+// CMIDAddrs returns the local and the remote address of an rdma_cm id.
+func CMIDAddrs(id uintptr) (local, remote netip.AddrPort) {
+	return AddrPortOf(id + offsetSrcAddr), AddrPortOf(id + offsetDstAddr)
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every test of rdmapool, as CI does (.ci/run calls this):
+#   1. installs the Debian packages the tests need (scripts/deps.sh test)
+#   2. gofmt, go vet, and the build with CGO_ENABLED=0, for amd64 and arm64
+#   3. the unit tests with CGO_ENABLED=0, then again under the race detector
+#      (which needs CGO_ENABLED=1)
+#   4. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
+# Tests that need something missing skip when run by hand and fail in CI
+# (CI=true) or with RDMAPOOL_STRICT=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n=== %s\n' "$*"; }
+
+command -v go >/dev/null || {
+	echo "test: the go command is missing; install Go $(sed -n 's/^go //p' go.mod) or newer" >&2
+	exit 1
+}
+
+step "dependencies"
+scripts/deps.sh test
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+
+step "build and vet (CGO_ENABLED=0; linux/amd64 and linux/arm64)"
+export CGO_ENABLED=0
+go build ./...
+go vet ./...
+GOARCH=arm64 go build ./...
+GOARCH=arm64 go vet ./...
+
+step "unit tests (CGO_ENABLED=0)"
+go test -count=1 ./...
+
+step "race detector (CGO_ENABLED=1)"
+CGO_ENABLED=1 go test -race -count=1 ./...
+
+step "soft-RoCE VM tests"
+vm/test.sh
