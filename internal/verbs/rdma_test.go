@@ -353,6 +353,14 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 			t.Errorf("RDMA_WRITE_WITH_IMM: data differs")
 		}
 
+		// The data-path calls allocate nothing (the CQ is empty now).
+		if n := testing.AllocsPerRun(200, func() { verbs.PollCQ(cli.ops, cli.cq, 16, cli.wcs) }); n != 0 {
+			t.Errorf("poll_cq allocates %v times per call", n)
+		}
+		if n := testing.AllocsPerRun(200, func() { verbs.ReqNotifyCQ(cli.ops, cli.cq, false) }); n != 0 {
+			t.Errorf("req_notify_cq allocates %v times per call", n)
+		}
+
 		// Disconnect: both sides see DISCONNECTED.
 		cli.must(tb.Disconnect(cli.id))
 		cli.waitEvent(verbs.EventDisconnected)
