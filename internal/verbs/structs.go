@@ -250,7 +250,8 @@ type PortAttr struct {
 // GID mirrors union ibv_gid.
 type GID struct {
 	_   structs.HostLayout
-	Raw [16]byte `c:"raw"`
+	_   [0]uint64 // the C union is 8-byte aligned through its __be64 members
+	Raw [16]byte  `c:"raw"`
 }
 
 // CMID mirrors struct rdma_cm_id.
