@@ -8,7 +8,7 @@ set -euo pipefail
 run_pkgs=(rdma-core libibverbs1 librdmacm1 ibverbs-providers)
 test_pkgs=(
 	"${run_pkgs[@]}"
-	gcc libc6-dev libibverbs-dev librdmacm-dev gcc-aarch64-linux-gnu
+	gcc libc6-dev libibverbs-dev librdmacm-dev gcc-aarch64-linux-gnu qemu-user-static
 	qemu-system-x86 busybox-static cpio kmod iproute2 rdmacm-utils ibverbs-utils perftest
 )
 

@@ -4,7 +4,8 @@
 #   2. gofmt, go vet, and the build with CGO_ENABLED=0, for amd64 and arm64
 #   3. the unit tests with CGO_ENABLED=0, then again under the race detector
 #      (which needs CGO_ENABLED=1)
-#   4. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
+#   4. the C call path's tests for linux/arm64, under qemu-user
+#   5. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
 # Tests that need something missing skip when run by hand and fail in CI
 # (CI=true) or with RDMAPOOL_STRICT=1.
 set -euo pipefail
@@ -39,6 +40,13 @@ go test -count=1 ./...
 
 step "race detector (CGO_ENABLED=1)"
 CGO_ENABLED=1 go test -race -count=1 ./...
+
+step "linux/arm64: the C call path under qemu-user"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+GOARCH=arm64 go test -c -o "$tmp/ffi-arm64.test" ./internal/ffi
+(cd internal/ffi && CC=aarch64-linux-gnu-gcc qemu-aarch64-static -L /usr/aarch64-linux-gnu \
+	"$tmp/ffi-arm64.test" -test.count=1 -test.v)
 
 step "soft-RoCE VM tests"
 vm/test.sh
