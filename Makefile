@@ -1,0 +1,48 @@
+# Soft-RoCE VM targets (see vm/README.md). Values reach the scripts literally:
+# `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
+shq = '$(subst ','\'',$(value $(1)))'
+
+.PHONY: run test bench-ffi test-rxe vm-run vm-fetch
+
+# run: the main job: report this machine's RDMA libraries, devices and limits.
+run:
+	scripts/deps.sh run
+	CGO_ENABLED=0 go run ./cmd/rdmapool info
+
+# test: every test, as CI runs it (see scripts/test.sh).
+test:
+	scripts/test.sh
+
+# bench-ffi: the cost of one C call: ours, purego.SyscallN and cgo, in one run.
+bench-ffi:
+	CGO_ENABLED=1 go test -run '^$$' -bench Call3 -benchmem -count 5 ./internal/ffi
+
+# test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
+#   VM_RUN=regex         -test.run for every test binary
+#   VM_PKGS='./a ./b/...' packages to build (default ./...)
+#   VM_EXTRA='dir ...'   more directories copied to /opt/bin in the VM
+#   VM_CMD='shell'       run after the tests in the same VM (counts as a result)
+#   VM_TESTFLAGS='...'   more test binary flags, e.g. '-test.bench=. -test.benchmem'
+#   VM_TEST_TIMEOUT=10m  -test.timeout per binary
+#   VM_TIMEOUT=1200      seconds for the whole VM run (or RDMAPOOL_VM_TIMEOUT)
+test-rxe:
+	VM_RUN=$(call shq,VM_RUN) VM_PKGS=$(call shq,VM_PKGS) VM_EXTRA=$(call shq,VM_EXTRA) \
+	VM_CMD=$(call shq,VM_CMD) VM_TESTFLAGS=$(call shq,VM_TESTFLAGS) \
+	VM_TEST_TIMEOUT=$(call shq,VM_TEST_TIMEOUT) VM_TIMEOUT=$(call shq,VM_TIMEOUT) \
+	vm/test.sh
+
+# vm-run: run one shell command in the VM, e.g. make vm-run VM_CMD='ibv_devinfo'.
+#   VM_CMD='shell'   required; runs with sh -c in /opt/bin
+#   VM_BIN=dir       copied to /opt/bin (on PATH) in the VM
+#   VM_TIMEOUT=1200  seconds for the whole VM run (or RDMAPOOL_VM_TIMEOUT)
+vm-run:
+	@VM_CMD=$(call shq,VM_CMD) VM_BIN=$(call shq,VM_BIN) VM_TIMEOUT=$(call shq,VM_TIMEOUT); \
+	if [ -z "$$VM_CMD" ]; then echo "usage: make vm-run VM_CMD='shell command' [VM_BIN=dir] [VM_TIMEOUT=s]" >&2; exit 2; fi; \
+	set -- --timeout "$${VM_TIMEOUT:-$${RDMAPOOL_VM_TIMEOUT:-1200}}"; \
+	if [ -n "$$VM_BIN" ]; then set -- "$$@" --bin "$$VM_BIN"; fi; \
+	vm/run.sh "$$@" -- sh -c "$$VM_CMD"
+
+# vm-fetch: install the host packages (as root) and download the VM kernel into the cache.
+vm-fetch:
+	vm/deps.sh
+	vm/fetch.sh

@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# Helpers shared by the vm/*.sh scripts. Source this file; do not run it.
+# shellcheck disable=SC2034 # variables used by the scripts that source this file
+
+# VM_DIR is the directory holding the harness scripts.
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# depmod, modprobe and ip live in sbin, which a non-root PATH may lack.
+PATH=$PATH:/usr/sbin:/sbin
+
+# Library directory of Debian's amd64 multiarch layout (the VM kernel is amd64 too).
+MULTIARCH_LIB=/usr/lib/x86_64-linux-gnu
+
+log() { printf 'rdmapool-vm: %s\n' "$*" >&2; }
+
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# cache_dir prints where downloaded kernels are kept.
+cache_dir() {
+	printf '%s\n' "${RDMAPOOL_VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/rdmapool-vm}"
+}
+
+# is_root succeeds when the script may install packages.
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# now_ms prints a monotonic-enough wall clock in milliseconds.
+now_ms() { date +%s%3N; }
+
+# elapsed START_MS prints the seconds since START_MS with one decimal.
+elapsed() {
+	local ms=$(($(now_ms) - $1))
+	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
