@@ -25,6 +25,9 @@ func (t *Table) DestroyEventChannel(ch uintptr) { ffi.Call1(t.CM.DestroyEventCha
 // member is the fd).
 func EventChannelFD(ch uintptr) int { return int(*unsafeptr.At[int32](ch, 0)) }
 
+// CompChannelFD returns the file descriptor of a completion channel.
+func CompChannelFD(ch uintptr) int { return int(unsafeptr.At[CompChannel](ch, 0).FD) }
+
 // CreateID creates an rdma_cm id on channel ch with the given context value.
 func (t *Table) CreateID(ch, context uintptr, ps int) (uintptr, error) {
 	return t.withOut(func(slot uintptr) error {

@@ -316,8 +316,10 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 		child.setup(child.id, bufSize)
 		child.postRecv(0, sendLen)
 		srv.must(tb.Accept(child.id, pp))
-		srv.waitEvent(verbs.EventEstablished)
+		// The client's librdmacm completes the handshake (RTU) while the
+		// client reads its event, so the client goes first.
 		cli.waitEvent(verbs.EventEstablished)
+		srv.waitEvent(verbs.EventEstablished)
 		l, r := verbs.CMIDAddrs(cli.id)
 		t.Logf("client %v connected to %v", l, r)
 		if r != local {
@@ -361,10 +363,12 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 			t.Errorf("req_notify_cq allocates %v times per call", n)
 		}
 
-		// Disconnect: both sides see DISCONNECTED.
+		// Disconnect: the server sees DISCONNECTED and answers with its own
+		// rdma_disconnect, which completes the client's.
 		cli.must(tb.Disconnect(cli.id))
-		cli.waitEvent(verbs.EventDisconnected)
 		srv.waitEvent(verbs.EventDisconnected)
+		srv.must(tb.Disconnect(child.id))
+		cli.waitEvent(verbs.EventDisconnected)
 	}()
 	rdmatest.CheckNoLeaks(t, before)
 }

@@ -1,0 +1,445 @@
+// Package cq is the completion-queue reactor: one goroutine, locked to its OS
+// thread, that polls completion queues in batches and hands each completion to
+// the handler its work-request id names. While there is work, and for a
+// configurable idle window after it, the reactor keeps polling; then it arms
+// notification, polls once more to close the race with a completion that
+// arrived meanwhile, and sleeps in epoll on the completion channels (and an
+// eventfd that wakes it for changes and shutdown).
+package cq
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// Completion is one work completion (struct ibv_wc). ImmData is in network
+// byte order, as the NIC wrote it.
+type Completion = verbs.WC
+
+// Handler receives the completions of the work requests it posted.
+type Handler interface {
+	// HandleCompletions runs on the reactor's goroutine with consecutive
+	// completions for this handler. It must not block. wcs is valid only
+	// during the call.
+	HandleCompletions(wcs []Completion)
+	// HandleCQError runs on the reactor's goroutine when polling the CQ
+	// failed; the CQ is then removed from the reactor.
+	HandleCQError(err error)
+}
+
+// Options tune a Reactor. The zero value busy-polls for 50µs after the last
+// completion, in batches of 32.
+type Options struct {
+	// NoBusyPoll makes the reactor sleep as soon as a poll finds nothing.
+	NoBusyPoll bool
+	// IdleSpin is how long to keep polling after the last completion
+	// before sleeping; 0 means 50µs.
+	IdleSpin time.Duration
+	// Batch is how many completions one poll may return; 0 means 32.
+	Batch int
+}
+
+// Stats are a reactor's counters since it started.
+type Stats struct {
+	Polls       uint64 // poll_cq calls
+	EmptyPolls  uint64 // poll_cq calls that returned nothing
+	Completions uint64 // completions dispatched
+	Wakeups     uint64 // times the reactor slept and was woken
+	Stale       uint64 // completions whose wr_id named no live registration
+	CQs         int    // CQs registered now
+}
+
+// Registration is a CQ and handler added to a reactor. Its WRID method makes
+// the work-request ids that route completions back to the handler.
+type Registration struct {
+	slot uint32
+	gen  uint16
+}
+
+// The layout of a wr_id: registration slot (24 bits), generation (16 bits),
+// and 24 bits for the handler's own use.
+const (
+	localBits = 24
+	genBits   = 16
+	// LocalMask masks the handler's part of a wr_id.
+	LocalMask = 1<<localBits - 1
+	maxSlots  = 1 << 24
+)
+
+// WRID returns the wr_id for a work request of this registration that
+// carries local (24 bits) for the handler.
+func (r Registration) WRID(local uint32) uint64 {
+	return uint64(r.slot)<<(localBits+genBits) | uint64(r.gen)<<localBits | uint64(local&LocalMask)
+}
+
+// Local returns the handler's part of a wr_id.
+func Local(wrid uint64) uint32 { return uint32(wrid & LocalMask) }
+
+type entry struct {
+	gen     uint16
+	h       Handler
+	cq      uintptr
+	channel uintptr // completion channel, or 0
+	ops     *verbs.ContextOps
+	live    bool
+}
+
+type op struct {
+	add    *entry
+	remove Registration
+	stop   bool
+	done   chan Registration
+}
+
+// Reactor polls CQs and dispatches their completions.
+type Reactor struct {
+	opts Options
+	t    *verbs.Table
+
+	epfd, evfd int
+	mu         sync.Mutex
+	ops        []op
+	pending    atomic.Bool
+	done       chan struct{}
+
+	// Owned by the reactor goroutine.
+	entries []entry
+	free    []uint32
+	live    []uint32 // slots with live entries, in poll order
+	wcs     uintptr  // C array of Batch WCs
+
+	polls, empty, completions, wakeups, stale atomic.Uint64
+	cqs                                       atomic.Int64
+}
+
+// New starts a reactor. The libraries must be bound (loader.Load).
+func New(opts Options) (*Reactor, error) {
+	t := verbs.Bound()
+	if t == nil {
+		return nil, errors.New("cq: the RDMA libraries are not loaded")
+	}
+	if opts.IdleSpin == 0 {
+		opts.IdleSpin = 50 * time.Microsecond
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 32
+	}
+	wcs, err := t.Calloc(uintptr(opts.Batch) * wcSize)
+	if err != nil {
+		return nil, err
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Free(wcs)
+		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("epoll_create1", err))
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(epfd)
+		t.Free(wcs)
+		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("eventfd", err))
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+		unix.Close(evfd)
+		unix.Close(epfd)
+		t.Free(wcs)
+		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("epoll_ctl", err))
+	}
+	r := &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, wcs: wcs, done: make(chan struct{})}
+	go r.run()
+	return r, nil
+}
+
+// Add registers cq, whose completion channel is channel (or 0 when it has
+// none: then the reactor never sleeps while the CQ is registered), with h.
+// From now on the reactor polls it; every work request on it must carry a
+// wr_id from the returned Registration.
+func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
+	if channel != 0 {
+		if err := unix.SetNonblock(verbs.CompChannelFD(channel), true); err != nil {
+			return Registration{}, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
+		}
+	}
+	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.Ops(cq), live: true}
+	reg, ok := r.do(op{add: e})
+	if !ok {
+		return Registration{}, errors.New("cq: reactor is closed")
+	}
+	return reg, nil
+}
+
+// Remove unregisters a CQ. When it returns, the reactor no longer polls the
+// CQ nor calls its handler, so the caller may destroy it.
+func (r *Reactor) Remove(reg Registration) { r.do(op{remove: reg}) }
+
+// Close stops the reactor and waits for its goroutine to end. CQs still
+// registered are no longer polled; Close does not destroy them.
+func (r *Reactor) Close() {
+	r.do(op{stop: true})
+	<-r.done
+}
+
+// Done is closed when the reactor's goroutine has ended.
+func (r *Reactor) Done() <-chan struct{} { return r.done }
+
+// Stats returns the reactor's counters.
+func (r *Reactor) Stats() Stats {
+	return Stats{
+		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
+		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), CQs: int(r.cqs.Load()),
+	}
+}
+
+// do hands an operation to the reactor goroutine and waits for it.
+func (r *Reactor) do(o op) (Registration, bool) {
+	o.done = make(chan Registration, 1)
+	r.mu.Lock()
+	select {
+	case <-r.done:
+		r.mu.Unlock()
+		return Registration{}, false
+	default:
+	}
+	r.ops = append(r.ops, o)
+	r.pending.Store(true)
+	r.mu.Unlock()
+	r.wake()
+	select {
+	case reg := <-o.done:
+		return reg, true
+	case <-r.done:
+		return Registration{}, false
+	}
+}
+
+func (r *Reactor) wake() {
+	var one = [8]byte{1}
+	unix.Write(r.evfd, one[:]) // EAGAIN only if the counter is saturated: already awake
+}
+
+const wcSize = 48 // sizeof(struct ibv_wc), checked by internal/verbs' layout test
+
+func (r *Reactor) run() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer r.shutdown()
+
+	events := make([]unix.EpollEvent, 64)
+	lastWork := time.Now()
+	spins := 0
+	for {
+		if r.pending.Load() {
+			if stop := r.applyOps(); stop {
+				return
+			}
+		}
+		if r.pollAll() > 0 {
+			lastWork, spins = time.Time{}, 0
+			continue
+		}
+		if !r.opts.NoBusyPoll {
+			// Checking the clock costs more than a poll: do it every 64 spins.
+			if spins++; spins&63 != 0 {
+				continue
+			}
+			if lastWork.IsZero() {
+				lastWork = time.Now()
+			}
+			if time.Since(lastWork) < r.opts.IdleSpin || r.hasUnnotifiable() {
+				continue
+			}
+		} else if r.hasUnnotifiable() {
+			runtime.Gosched()
+			continue
+		}
+		// Arm, then poll once more: a completion that arrived between the
+		// last poll and arming raised no event.
+		r.armAll()
+		if r.pollAll() > 0 {
+			lastWork, spins = time.Time{}, 0
+			continue
+		}
+		r.wakeups.Add(1)
+		n, err := unix.EpollWait(r.epfd, events, -1)
+		if err != nil && err != unix.EINTR {
+			panic(fmt.Sprintf("cq: epoll_wait: %v", err)) // a programming error: bad epfd
+		}
+		for _, ev := range events[:max(n, 0)] {
+			if ev.Fd == -1 {
+				var buf [8]byte
+				unix.Read(r.evfd, buf[:])
+				continue
+			}
+			r.drainEvents(uint32(ev.Fd))
+		}
+		lastWork, spins = time.Time{}, 0
+	}
+}
+
+// hasUnnotifiable reports whether some CQ has no completion channel, so the
+// reactor must not sleep.
+func (r *Reactor) hasUnnotifiable() bool {
+	for _, s := range r.live {
+		if r.entries[s].channel == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// drainEvents takes every pending event from a slot's completion channel and
+// acks each once.
+func (r *Reactor) drainEvents(slot uint32) {
+	if int(slot) >= len(r.entries) || !r.entries[slot].live {
+		return
+	}
+	e := &r.entries[slot]
+	for {
+		cq, err := r.t.GetCQEvent(e.channel)
+		if err != nil {
+			return // EAGAIN: drained
+		}
+		r.t.AckCQEvents(cq, 1)
+	}
+}
+
+func (r *Reactor) armAll() {
+	for _, s := range r.live {
+		e := &r.entries[s]
+		if e.channel != 0 {
+			verbs.ReqNotifyCQ(e.ops, e.cq, false)
+		}
+	}
+}
+
+// pollAll polls each CQ once and dispatches what it found; it returns the
+// number of completions.
+func (r *Reactor) pollAll() int {
+	total := 0
+	for i := 0; i < len(r.live); i++ {
+		s := r.live[i]
+		e := &r.entries[s]
+		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		r.polls.Add(1)
+		if n < 0 {
+			h := e.h
+			r.removeSlot(s)
+			i--
+			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
+			continue
+		}
+		if n == 0 {
+			r.empty.Add(1)
+			continue
+		}
+		total += n
+		r.completions.Add(uint64(n))
+		r.dispatch(unsafeptr.Slice[Completion](r.wcs, n))
+	}
+	return total
+}
+
+// dispatch hands each run of completions that name the same live
+// registration to its handler.
+func (r *Reactor) dispatch(wcs []Completion) {
+	for len(wcs) > 0 {
+		slot, gen := decode(wcs[0].WRID)
+		n := 1
+		for n < len(wcs) {
+			if s, g := decode(wcs[n].WRID); s != slot || g != gen {
+				break
+			}
+			n++
+		}
+		if int(slot) < len(r.entries) && r.entries[slot].live && r.entries[slot].gen == gen {
+			r.entries[slot].h.HandleCompletions(wcs[:n])
+		} else {
+			r.stale.Add(uint64(n))
+		}
+		wcs = wcs[n:]
+	}
+}
+
+func decode(wrid uint64) (slot uint32, gen uint16) {
+	return uint32(wrid >> (localBits + genBits)), uint16(wrid >> localBits)
+}
+
+func (r *Reactor) applyOps() (stop bool) {
+	r.mu.Lock()
+	ops := r.ops
+	r.ops = nil
+	r.pending.Store(false)
+	r.mu.Unlock()
+	for _, o := range ops {
+		switch {
+		case o.add != nil:
+			o.done <- r.addEntry(*o.add)
+		case o.stop:
+			stop = true
+			o.done <- Registration{}
+		default:
+			if int(o.remove.slot) < len(r.entries) && r.entries[o.remove.slot].live && r.entries[o.remove.slot].gen == o.remove.gen {
+				r.removeSlot(o.remove.slot)
+			}
+			o.done <- Registration{}
+		}
+	}
+	return stop
+}
+
+func (r *Reactor) addEntry(e entry) Registration {
+	var slot uint32
+	if n := len(r.free); n > 0 {
+		slot = r.free[n-1]
+		r.free = r.free[:n-1]
+		e.gen = r.entries[slot].gen + 1
+		r.entries[slot] = e
+	} else {
+		slot = uint32(len(r.entries))
+		r.entries = append(r.entries, e)
+	}
+	if e.channel != 0 {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
+		unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, verbs.CompChannelFD(e.channel), &ev)
+	}
+	r.live = append(r.live, slot)
+	r.cqs.Add(1)
+	return Registration{slot: slot, gen: e.gen}
+}
+
+func (r *Reactor) removeSlot(slot uint32) {
+	e := &r.entries[slot]
+	if e.channel != 0 {
+		unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, verbs.CompChannelFD(e.channel), nil)
+		r.drainEvents(slot) // ack what is pending: destroy_cq waits for acks
+	}
+	e.live, e.h, e.cq, e.channel, e.ops = false, nil, 0, 0, nil
+	for i, s := range r.live {
+		if s == slot {
+			r.live = append(r.live[:i], r.live[i+1:]...)
+			break
+		}
+	}
+	r.free = append(r.free, slot)
+	r.cqs.Add(-1)
+}
+
+func (r *Reactor) shutdown() {
+	r.mu.Lock()
+	close(r.done)
+	r.mu.Unlock()
+	unix.Close(r.evfd)
+	unix.Close(r.epfd)
+	r.t.Free(r.wcs)
+}

@@ -1,0 +1,118 @@
+package qp
+
+import (
+	"net"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// Close closes the connection: pending and later Reads and Writes fail with
+// an error matching net.ErrClosed, the peer sees a disconnect, and every
+// resource is freed. It is idempotent. When a Lease or reservation is held,
+// its memory stays valid and the resources are freed at Release or Commit.
+func (c *Conn) Close() error {
+	c.setErr(net.ErrClosed)
+	if c.leaseHeld.Load() || c.reserveHeld.Load() {
+		return nil
+	}
+	<-c.torndown
+	return nil
+}
+
+// fail ends the connection with err (the first error wins). It may run on
+// the reactor goroutine, so the teardown runs on its own.
+func (c *Conn) fail(err error) { c.setErr(err) }
+
+func (c *Conn) setErr(err error) {
+	c.errOnce.Do(func() {
+		c.err = err
+		c.closing.Store(true)
+		close(c.done)
+		c.wakeAll()
+		go c.teardown()
+	})
+}
+
+// onPeerClosed records a disconnect by the peer: reads drain what arrived,
+// then return io.EOF; writes fail.
+func (c *Conn) onPeerClosed() {
+	c.peerClosed.Store(true)
+	c.wakeAll()
+}
+
+// eventLoop handles the rdma_cm events of an established (or accepting)
+// connection until the channel is closed.
+func (c *Conn) eventLoop() {
+	defer close(c.evDone)
+	for {
+		ev, err := c.ec.next(time.Time{})
+		if err != nil {
+			return
+		}
+		switch ev.typ {
+		case verbs.EventEstablished:
+			if err := c.onEstablished(); err != nil {
+				c.fail(err)
+				continue
+			}
+			if c.onEstablish != nil {
+				c.onEstablish(c)
+			}
+		case verbs.EventDisconnected:
+			// Answer the peer's disconnect at once, which completes it
+			// on the peer's side.
+			c.t.Disconnect(c.id)
+			c.onPeerClosed()
+		case verbs.EventTimewaitExit:
+		case verbs.EventDeviceRemoval:
+			c.fail(ErrDeviceRemoved)
+		default:
+			c.fail(connectError("connection", ev.name, ev.status))
+		}
+	}
+}
+
+// teardown disconnects and frees everything in reverse order of creation:
+// the CQ leaves the reactor (so it is polled no more), the event loop ends,
+// readers and writers leave (they were woken), then QP, CQ, channel, memory,
+// PD, the id and its event channel.
+func (c *Conn) teardown() {
+	defer close(c.torndown)
+	if c.onTeardown != nil {
+		defer c.onTeardown(c)
+	}
+	if c.keepalive != nil {
+		c.keepalive.Stop()
+	}
+	if c.established.Load() && !c.peerClosed.Load() {
+		c.t.Disconnect(c.id)
+	}
+	if c.added {
+		c.reactor.Remove(c.reg)
+	}
+	if c.acquired {
+		defer releaseReactor() // after the CQ is destroyed
+	}
+	if c.ec != nil {
+		c.ec.f.Close() // ends the event loop
+		if c.evStarted {
+			<-c.evDone
+		}
+	}
+	c.rmu.Lock()
+	c.wmu.Lock()
+	c.smu.Lock()
+	if c.res != nil {
+		c.res.destroy()
+	}
+	if c.id != 0 {
+		c.t.DestroyID(c.id)
+	}
+	if c.ec != nil {
+		c.t.DestroyEventChannel(c.ec.ch)
+	}
+	c.smu.Unlock()
+	c.wmu.Unlock()
+	c.rmu.Unlock()
+}

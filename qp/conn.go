@@ -1,0 +1,492 @@
+package qp
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/mr"
+)
+
+// Conn is a Valkey-over-RDMA connection: a reliable-connected QP, a
+// registered receive buffer that the peer writes into, and staging memory
+// for writing into the peer's.
+//
+// It is a complete net.Conn: Read, Write, Close, the addresses and the
+// deadlines all work; one goroutine may Read while another Writes, and
+// concurrent Writes are serialised. Timeouts satisfy
+// errors.Is(err, os.ErrDeadlineExceeded) and net.Error's Timeout(). Close
+// unblocks every pending Read and Write, is idempotent, and later calls
+// return errors matching net.ErrClosed. When the peer closes, Read returns
+// what it had sent, then io.EOF.
+//
+// Beside it, a zero-copy API: Reserve/Commit write straight into registered
+// send memory, Lease/Release read straight from the registered receive
+// buffer.
+type Conn struct {
+	t       *verbs.Table
+	opts    Options
+	server  bool
+	id      uintptr
+	ec      *eventChannel
+	res     *resources
+	rxRing  *mr.RecvRing
+	reactor *cq.Reactor
+	reg     cq.Registration
+	local   Addr
+	remote  Addr
+
+	// Read side: rmu serialises readers and is held by a Lease.
+	rmu      sync.Mutex
+	rxNotify chan struct{} // signalled when data arrives or the state changes
+	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
+	readDL   deadline
+
+	// Write side: wmu serialises writers and is held by a reservation.
+	wmu       sync.Mutex
+	txNotify  chan struct{} // signalled on arm, send-queue space, state change
+	ctlNotify chan struct{} // the same, for control senders
+	writeDL   deadline
+	armGen    atomic.Uint32 // bumped by each RegisterXferMemory received
+	armAddr   atomic.Uint64
+	armLenKey atomic.Uint64 // length<<32 | rkey
+	txGen     uint32        // the arm the send ring was last armed from (wmu)
+
+	// The send queue: smu serialises posting and the accounting.
+	smu      sync.Mutex
+	sqPosted uint32        // sequence number of the next send WR (smu)
+	sqDone   atomic.Uint32 // every WR before this sequence has completed
+
+	// Reactor-side scratch (only the reactor goroutine touches it).
+	repost []uint32
+
+	// State.
+	established atomic.Bool
+	peerClosed  atomic.Bool
+	closing     atomic.Bool
+	errOnce     sync.Once
+	err         error         // terminal error, set once before done closes
+	done        chan struct{} // closed when the connection is finished
+	evDone      chan struct{} // closed when the event loop has returned
+	torndown    chan struct{} // closed when every resource is freed
+	leaseHeld   atomic.Bool
+	reserveHeld atomic.Bool
+	keepalive   *time.Timer
+	onEstablish func(*Conn) // server: hands the connection to its Listener
+	onTeardown  func(*Conn) // server: lets the Listener forget it
+	evStarted   bool        // the event loop was started
+	added       bool        // the CQ is registered with the reactor
+	acquired    bool        // the process-wide reactor was acquired
+}
+
+var _ net.Conn = (*Conn)(nil)
+
+// Addr is the address of an RDMA connection's end: an IP address and the
+// rdma_cm port.
+type Addr struct{ netip.AddrPort }
+
+// Network returns "rdma".
+func (Addr) Network() string { return "rdma" }
+
+const (
+	sendFlag       = 1 << 23 // in a wr_id's local part: a send WR
+	seqMask        = sendFlag - 1
+	signalInterval = 128 // signal at least every so many send WRs
+	ctlReserve     = 64  // send-queue entries that only control SENDs may use
+)
+
+func newConn(t *verbs.Table, opts Options, id uintptr, ec *eventChannel, server bool) *Conn {
+	return &Conn{
+		t: t, opts: opts, id: id, ec: ec, server: server,
+		rxNotify:  make(chan struct{}, 1),
+		txNotify:  make(chan struct{}, 1),
+		ctlNotify: make(chan struct{}, 1),
+		readDL:    newDeadline(),
+		writeDL:   newDeadline(),
+		repost:    make([]uint32, 0, recvSlots),
+		done:      make(chan struct{}),
+		evDone:    make(chan struct{}),
+		torndown:  make(chan struct{}),
+	}
+}
+
+// setup creates the verbs resources on the connection's id, registers its CQ
+// with a reactor and posts every receive, before connect or accept.
+func (c *Conn) setup() error {
+	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
+	if err != nil {
+		return err
+	}
+	c.res = res
+	c.rxRing = mr.NewRecvRing(res.rx)
+	if c.opts.Reactor != nil {
+		c.reactor = c.opts.Reactor
+	} else {
+		if c.reactor, err = acquireReactor(c.opts.ReactorOptions); err != nil {
+			return err
+		}
+		c.acquired = true
+	}
+	if c.reg, err = c.reactor.Add(res.cq, res.cc, c); err != nil {
+		return err
+	}
+	c.added = true
+	slots := make([]uint32, recvSlots)
+	for i := range slots {
+		slots[i] = uint32(i)
+	}
+	return res.postRecvs(slots, c.recvWRID)
+}
+
+func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.WRID(slot) }
+
+// established runs when rdma_cm reports ESTABLISHED: learn the addresses,
+// advertise the receive buffer, start keepalives on the server side.
+func (c *Conn) onEstablished() error {
+	l, r := verbs.CMIDAddrs(c.id)
+	c.local, c.remote = Addr{l}, Addr{r}
+	c.established.Store(true)
+	c.rxArmed.Store(true)
+	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+		return err
+	}
+	if c.server {
+		c.keepalive = time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive)
+	}
+	return nil
+}
+
+func (c *Conn) registerCmd() cmd {
+	rx := c.res.rx
+	return cmd{opcode: opRegisterXferMemory, addr: rx.Addr(), length: uint32(rx.Len()), rkey: rx.RKey()}
+}
+
+func (c *Conn) sendKeepalive() {
+	if c.closing.Load() || c.peerClosed.Load() {
+		return
+	}
+	if err := c.sendCmd(cmd{opcode: opKeepalive}, false); err != nil {
+		c.fail(err)
+		return
+	}
+	c.keepalive.Reset(c.opts.KeepaliveInterval)
+}
+
+// LocalAddr returns the local address.
+func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// SetDeadline sets the read and write deadlines.
+func (c *Conn) SetDeadline(t time.Time) error {
+	if err := c.checkOpen("set deadline"); err != nil {
+		return err
+	}
+	c.readDL.set(t)
+	c.writeDL.set(t)
+	return nil
+}
+
+// SetReadDeadline sets the deadline for Read and Lease.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	if err := c.checkOpen("set deadline"); err != nil {
+		return err
+	}
+	c.readDL.set(t)
+	return nil
+}
+
+// SetWriteDeadline sets the deadline for Write and Reserve.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	if err := c.checkOpen("set deadline"); err != nil {
+		return err
+	}
+	c.writeDL.set(t)
+	return nil
+}
+
+func (c *Conn) checkOpen(op string) error {
+	if c.closing.Load() && errors.Is(c.err, net.ErrClosed) {
+		return c.opError(op, net.ErrClosed)
+	}
+	return nil
+}
+
+func (c *Conn) opError(op string, err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return &net.OpError{Op: op, Net: "rdma", Source: c.local, Addr: c.remote, Err: err}
+}
+
+// terminal returns the connection's terminal error, or nil while it is open.
+func (c *Conn) terminal() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// Read reads received data into p.
+func (c *Conn) Read(p []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	b, err := c.readable()
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, b)
+	return n, c.consume(n)
+}
+
+// Lease waits for received data and returns it without copying: a slice of
+// the registered receive buffer. The slice stays valid, and other reads wait,
+// until Release; the peer cannot overwrite it before then. Release must
+// follow every successful Lease, from the same goroutine or another.
+func (c *Conn) Lease() ([]byte, error) {
+	c.rmu.Lock()
+	b, err := c.readable()
+	if err != nil {
+		c.rmu.Unlock()
+		return nil, err
+	}
+	c.leaseHeld.Store(true)
+	return b, nil
+}
+
+// Release ends a Lease, consuming its first n bytes (the rest is returned
+// again by the next Read or Lease).
+func (c *Conn) Release(n int) error {
+	if !c.leaseHeld.Swap(false) {
+		return errors.New("rdma: Release without a Lease")
+	}
+	defer c.rmu.Unlock()
+	if n < 0 || n > len(c.rxRing.Readable()) {
+		return errors.New("rdma: Release of more than was leased")
+	}
+	return c.consume(n)
+}
+
+// readable waits until there is data to read, the peer has closed (io.EOF
+// once the data is drained), the connection fails, or the deadline passes.
+func (c *Conn) readable() ([]byte, error) {
+	for {
+		if err := c.terminal(); err != nil {
+			return nil, c.opError("read", err)
+		}
+		if c.res != nil {
+			if b := c.rxRing.Readable(); len(b) > 0 {
+				return b, nil
+			}
+		}
+		if c.peerClosed.Load() {
+			return nil, io.EOF
+		}
+		select {
+		case <-c.rxNotify:
+		case <-c.done:
+		case <-c.readDL.wait():
+			return nil, c.opError("read", os.ErrDeadlineExceeded)
+		}
+	}
+}
+
+// consume marks n bytes read; once the whole buffer is read it is re-armed.
+func (c *Conn) consume(n int) error {
+	if !c.rxRing.Consume(n) {
+		return nil
+	}
+	c.rxRing.Reset()
+	if c.peerClosed.Load() || c.closing.Load() {
+		return nil
+	}
+	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+		c.fail(err)
+		return c.opError("read", err)
+	}
+	return nil
+}
+
+// Write writes p, splitting it across the peer's re-arms as needed.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	written := 0
+	for len(p) > 0 {
+		buf, err := c.reserve(len(p))
+		if err != nil {
+			return written, err
+		}
+		n := copy(buf, p)
+		if err := c.commit(n); err != nil {
+			return written, err
+		}
+		written += n
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// Reserve waits until the peer has room and returns registered send memory
+// for up to n bytes (less if the peer's buffer has less room). Fill it, then
+// call Commit with the number of bytes filled; until then the slice is valid
+// and other writes wait.
+func (c *Conn) Reserve(n int) ([]byte, error) {
+	c.wmu.Lock()
+	b, err := c.reserve(n)
+	if err != nil {
+		c.wmu.Unlock()
+		return nil, err
+	}
+	c.reserveHeld.Store(true)
+	return b, nil
+}
+
+// Commit sends the first n bytes of the memory from Reserve (0 sends
+// nothing) and ends the reservation.
+func (c *Conn) Commit(n int) error {
+	if !c.reserveHeld.Swap(false) {
+		return errors.New("rdma: Commit without a Reserve")
+	}
+	defer c.wmu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if n < 0 || n > c.res.tx.Available() {
+		return errors.New("rdma: Commit of more than was reserved")
+	}
+	return c.commit(n)
+}
+
+// reserve waits for the peer's buffer to have room and the send queue to
+// have space (wmu held).
+func (c *Conn) reserve(n int) ([]byte, error) {
+	for {
+		if err := c.writeErr(); err != nil {
+			return nil, err
+		}
+		if g := c.armGen.Load(); g != c.txGen {
+			lk := c.armLenKey.Load()
+			if err := c.res.tx.Arm(c.armAddr.Load(), uint32(lk>>32), uint32(lk)); err != nil {
+				c.fail(err)
+				return nil, c.opError("write", err)
+			}
+			c.txGen = g
+		}
+		tx := c.res.tx
+		if tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
+			return tx.Reserve(n), nil
+		}
+		select {
+		case <-c.txNotify:
+		case <-c.done:
+		case <-c.writeDL.wait():
+			return nil, c.opError("write", os.ErrDeadlineExceeded)
+		}
+	}
+}
+
+func (c *Conn) writeErr() error {
+	if err := c.terminal(); err != nil {
+		return c.opError("write", err)
+	}
+	if c.peerClosed.Load() {
+		return c.opError("write", ErrPeerGone)
+	}
+	return nil
+}
+
+// commit posts an RDMA_WRITE_WITH_IMM of n reserved bytes, imm = n.
+func (c *Conn) commit(n int) error {
+	local, lkey, remote, rkey := c.res.tx.Commit(n)
+	c.smu.Lock()
+	err := c.postLocked(opcodeWrite, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
+	c.smu.Unlock()
+	if err != nil {
+		c.fail(err)
+		return c.opError("write", err)
+	}
+	return nil
+}
+
+const (
+	opcodeWrite = verbs.WRRDMAWriteWithImm
+	opcodeSend  = verbs.WRSend
+)
+
+func (c *Conn) sqFree() int { return sqDepth - int(c.sqPosted-c.sqDone.Load()) }
+
+// postLocked posts one send WR (smu held). It signals every signalInterval
+// WRs, every control SEND (its command slot is then known to be free), and
+// whenever half the queue is outstanding, so a full queue always has a
+// signaled WR in flight.
+func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
+	seq := c.sqPosted
+	signaled := opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
+	if err := c.res.postSend(c.reg.WRID(sendFlag|seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+		return err
+	}
+	c.sqPosted++
+	return nil
+}
+
+// sendCmd sends a control message. With wait it waits for send-queue
+// space; without (on the reactor goroutine) it fails when there is none.
+func (c *Conn) sendCmd(m cmd, wait bool) error {
+	for {
+		c.smu.Lock()
+		if c.closing.Load() {
+			c.smu.Unlock()
+			return net.ErrClosed
+		}
+		if c.sqFree() > 0 {
+			slot := recvSlots + c.sqPosted%sendSlots
+			b := c.res.cmdSlot(slot)
+			m.encode(b)
+			err := c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+			c.smu.Unlock()
+			return err
+		}
+		c.smu.Unlock()
+		if !wait {
+			return errors.New("rdma: send queue full")
+		}
+		select {
+		case <-c.ctlNotify:
+		case <-c.done:
+			return c.err
+		}
+	}
+}
+
+func htonl(v uint32) uint32 {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+func ntohl(v uint32) uint32 { return htonl(v) }
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Conn) wakeAll() {
+	signal(c.rxNotify)
+	signal(c.txNotify)
+	signal(c.ctlNotify)
+}

@@ -1,0 +1,419 @@
+package qp_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// These tests run on a real RDMA device: in the soft-RoCE VM (make
+// test-rxe), or on a machine with one. Without a device they skip.
+
+// env is one test's listener and its leak baseline.
+type env struct {
+	t       *testing.T
+	addr    netip.Addr
+	l       *qp.Listener
+	opts    *qp.Options
+	before  map[string]int
+	goBefor int
+}
+
+func newEnv(t *testing.T, opts *qp.Options) *env {
+	t.Helper()
+	rdmatest.Require(t)
+	e := &env{t: t, addr: rdmatest.Addr(t), opts: opts, before: rdmatest.Resources(t), goBefor: runtime.NumGoroutine()}
+	l, err := qp.Listen(netip.AddrPortFrom(e.addr, 0).String(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.l = l
+	t.Cleanup(e.check)
+	return e
+}
+
+// check runs after the test: the listener closes, and neither RDMA objects
+// nor goroutines are left behind.
+func (e *env) check() {
+	e.l.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > e.goBefor && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > e.goBefor {
+		buf := make([]byte, 1<<20)
+		e.t.Errorf("%d goroutines left behind (%d before):\n%s", n-e.goBefor, e.goBefor, buf[:runtime.Stack(buf, true)])
+	}
+	rdmatest.CheckNoLeaks(e.t, e.before)
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// pair dials the listener and returns both ends.
+func (e *env) pair() (cli, srv *qp.Conn) {
+	e.t.Helper()
+	ctx := ctxT(e.t)
+	type res struct {
+		c   *qp.Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, err := qp.Dial(ctx, e.l.Addr().String(), e.opts)
+		ch <- res{c, err}
+	}()
+	srv, err := e.l.AcceptConn(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := <-ch
+	if r.err != nil {
+		srv.Close()
+		e.t.Fatal(r.err)
+	}
+	return r.c, srv
+}
+
+func randBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// echo copies everything c reads back to it until EOF, then closes it.
+func echo(c *qp.Conn) {
+	io.Copy(c, c)
+	c.Close()
+}
+
+func TestDialNoRDMA(t *testing.T) {
+	if rdmatest.Available() {
+		t.Skip("this machine has RDMA; the no-RDMA path is tested on the host")
+	}
+	_, err := qp.Dial(context.Background(), "127.0.0.1:6379", nil)
+	if err == nil {
+		t.Fatal("Dial succeeded without RDMA")
+	}
+	t.Logf("Dial without RDMA: %v", err)
+}
+
+func TestAddrs(t *testing.T) {
+	e := newEnv(t, nil)
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+	if cli.RemoteAddr().String() != e.l.Addr().String() {
+		t.Errorf("client's RemoteAddr %v, listener's Addr %v", cli.RemoteAddr(), e.l.Addr())
+	}
+	if srv.RemoteAddr().String() != cli.LocalAddr().String() {
+		t.Errorf("server's RemoteAddr %v, client's LocalAddr %v", srv.RemoteAddr(), cli.LocalAddr())
+	}
+	if cli.LocalAddr().Network() != "rdma" || !strings.Contains(cli.LocalAddr().String(), ":") {
+		t.Errorf("LocalAddr %v (%s)", cli.LocalAddr(), cli.LocalAddr().Network())
+	}
+}
+
+// TestEcho sends 1 B to 16 MiB through an echo server with a 64 KiB receive
+// buffer on both sides, so large transfers cross re-arms many times, and
+// compares checksums.
+func TestEcho(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10})
+	for _, size := range []int{1, 100, 4 << 10, 64 << 10, 64<<10 + 1, 1 << 20, 16 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			cli, srv := e.pair()
+			go echo(srv)
+			defer cli.Close()
+			data := randBytes(size, uint64(size))
+			werr := make(chan error, 1)
+			go func() {
+				// Odd-sized writes exercise the splitting.
+				var err error
+				for p := data; len(p) > 0 && err == nil; {
+					n := min(len(p), 77777)
+					_, err = cli.Write(p[:n])
+					p = p[n:]
+				}
+				werr <- err
+			}()
+			h := sha256.New()
+			if _, err := io.CopyN(h, cli, int64(size)); err != nil {
+				t.Fatalf("reading the echo: %v", err)
+			}
+			if err := <-werr; err != nil {
+				t.Fatal(err)
+			}
+			if got, want := h.Sum(nil), sha256.Sum256(data); !bytes.Equal(got, want[:]) {
+				t.Fatal("echoed data differs")
+			}
+		})
+	}
+}
+
+// TestBothDirections writes 8 MiB each way at once, through 64 KiB buffers.
+func TestBothDirections(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10})
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+	const size = 8 << 20
+	a, b := randBytes(size, 1), randBytes(size, 2)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	send := func(c *qp.Conn, p []byte) {
+		defer wg.Done()
+		_, err := c.Write(p)
+		errs <- err
+	}
+	recv := func(c *qp.Conn, want []byte) {
+		defer wg.Done()
+		got := make([]byte, len(want))
+		_, err := io.ReadFull(c, got)
+		if err == nil && !bytes.Equal(got, want) {
+			err = errors.New("data differs")
+		}
+		errs <- err
+	}
+	wg.Add(4)
+	go send(cli, a)
+	go send(srv, b)
+	go recv(srv, a)
+	go recv(cli, b)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestManyConns runs 64 connections on one listener at once.
+func TestManyConns(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	const n = 64
+	const size = 128 << 10
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			c, err := e.l.AcceptConn(ctxT(t))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			go echo(c)
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c, err := qp.Dial(ctxT(t), e.l.Addr().String(), e.opts)
+			if err != nil {
+				t.Errorf("conn %d: %v", i, err)
+				return
+			}
+			defer c.Close()
+			data := randBytes(size, uint64(i))
+			go c.Write(data)
+			got := make([]byte, size)
+			if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, data) {
+				t.Errorf("conn %d: %v, equal %v", i, err, bytes.Equal(got, data))
+			}
+		})
+	}
+	wg.Wait()
+	<-done
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) && errors.As(err, &ne) && ne.Timeout()
+}
+
+func TestDeadlines(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+
+	// Read: nothing comes.
+	cli.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	start := time.Now()
+	_, err := cli.Read(make([]byte, 10))
+	if !isTimeout(err) {
+		t.Fatalf("Read past the deadline: %v, want a timeout", err)
+	}
+	if time.Since(start) < 150*time.Millisecond {
+		t.Errorf("Read returned after %v, before the deadline", time.Since(start))
+	}
+	// A deadline in the past fails at once; clearing it lets data through.
+	cli.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, err := cli.Read(make([]byte, 10)); !isTimeout(err) {
+		t.Fatalf("Read with a past deadline: %v", err)
+	}
+	cli.SetReadDeadline(time.Time{})
+	go srv.Write([]byte("hello"))
+	buf := make([]byte, 10)
+	if n, err := cli.Read(buf); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("Read after clearing the deadline: %q, %v", buf[:n], err)
+	}
+
+	// Write: the server reads nothing, so its 16 KiB buffer fills.
+	cli.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+	n, err := cli.Write(make([]byte, 1<<20))
+	if !isTimeout(err) {
+		t.Fatalf("Write into a full peer: %d, %v, want a timeout", n, err)
+	}
+	if n != 16<<10 {
+		t.Errorf("Write wrote %d bytes before timing out, want the peer's buffer, %d", n, 16<<10)
+	}
+	// Once the server reads, writing goes on.
+	cli.SetWriteDeadline(time.Time{})
+	go io.CopyN(io.Discard, srv, 16<<10+4)
+	if _, err := cli.Write([]byte("more")); err != nil {
+		t.Fatalf("Write after the peer read: %v", err)
+	}
+}
+
+func TestCloseUnblocks(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	cli, srv := e.pair()
+	defer srv.Close()
+	errs := make(chan error, 2)
+	go func() {
+		_, err := cli.Read(make([]byte, 1))
+		errs <- err
+	}()
+	go func() {
+		_, err := cli.Write(make([]byte, 1<<20)) // blocks: the server does not read
+		errs <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := cli.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("blocked call after Close: %v, want net.ErrClosed", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not unblock a pending call")
+		}
+	}
+	if err := cli.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := cli.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Read after Close: %v", err)
+	}
+	if _, err := cli.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after Close: %v", err)
+	}
+	if err := cli.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("SetDeadline after Close: %v", err)
+	}
+	// The server sees the disconnect.
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, srv); err != nil {
+		t.Errorf("server reading after the client closed: %v, want EOF", err)
+	}
+}
+
+// TestPeerCloseMidStream: data the peer wrote before closing is all read,
+// then io.EOF; writes then fail with ErrPeerGone.
+func TestPeerCloseMidStream(t *testing.T) {
+	for _, closer := range []string{"server", "client"} {
+		t.Run(closer, func(t *testing.T) {
+			e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10})
+			cli, srv := e.pair()
+			w, r := srv, cli
+			if closer == "client" {
+				w, r = cli, srv
+			}
+			defer r.Close()
+			data := randBytes(40<<10, 7) // fits in the reader's buffer
+			if _, err := w.Write(data); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			r.SetReadDeadline(time.Now().Add(20 * time.Second))
+			got, err := io.ReadAll(r)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read %d of %d bytes, err %v", len(got), len(data), err)
+			}
+			if _, err := r.Write([]byte("x")); !errors.Is(err, qp.ErrPeerGone) || !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("Write after the peer closed: %v, want ErrPeerGone", err)
+			}
+		})
+	}
+}
+
+func TestZeroCopy(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+	const total = 1 << 20
+	go func() {
+		sent := 0
+		for sent < total {
+			b, err := cli.Reserve(total - sent)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range b {
+				b[i] = byte(sent + i)
+			}
+			if err := cli.Commit(len(b)); err != nil {
+				t.Error(err)
+				return
+			}
+			sent += len(b)
+		}
+	}()
+	got := 0
+	for got < total {
+		b, err := srv.Lease()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range b {
+			if v != byte(got+i) {
+				t.Fatalf("byte %d is %d, want %d", got+i, v, byte(got+i))
+			}
+		}
+		got += len(b)
+		if err := srv.Release(len(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Release(0); err == nil {
+		t.Error("Release without a Lease succeeded")
+	}
+}

@@ -1,0 +1,59 @@
+package qp
+
+import (
+	"sync"
+	"time"
+)
+
+// deadline is a settable point in time whose passing closes a channel, as
+// net.Pipe's deadlines work. Waiters select on wait().
+type deadline struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	cancel chan struct{} // closed when the deadline passes
+}
+
+func newDeadline() deadline { return deadline{cancel: make(chan struct{})} }
+
+// set changes the deadline; the zero time means none.
+func (d *deadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil && !d.timer.Stop() {
+		<-d.cancel // the timer fired: wait for it to have closed cancel
+	}
+	d.timer = nil
+	closed := isClosed(d.cancel)
+	if t.IsZero() {
+		if closed {
+			d.cancel = make(chan struct{})
+		}
+		return
+	}
+	if dur := time.Until(t); dur > 0 {
+		if closed {
+			d.cancel = make(chan struct{})
+		}
+		c := d.cancel
+		d.timer = time.AfterFunc(dur, func() { close(c) })
+		return
+	}
+	if !closed {
+		close(d.cancel)
+	}
+}
+
+func (d *deadline) wait() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancel
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

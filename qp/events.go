@@ -1,0 +1,115 @@
+package qp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// event is an rdma_cm event, copied out of C memory and already acked.
+type event struct {
+	typ      uint32
+	status   int32
+	id       uintptr // the id it is for; for CONNECT_REQUEST, the new id
+	listenID uintptr
+	name     string
+}
+
+// eventChannel is an rdma_cm event channel read through Go's netpoller: its
+// fd is non-blocking, and a duplicate of it, wrapped in an os.File, lets a
+// goroutine wait for events without holding an OS thread, with deadlines.
+type eventChannel struct {
+	t  *verbs.Table
+	ch uintptr
+	f  *os.File // the dup'd fd; closing it never closes the channel's own fd
+}
+
+func newEventChannel(t *verbs.Table) (*eventChannel, error) {
+	ch, err := t.CreateEventChannel()
+	if err != nil {
+		return nil, err
+	}
+	fd := verbs.EventChannelFD(ch)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.DestroyEventChannel(ch)
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.DestroyEventChannel(ch)
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	return &eventChannel{t: t, ch: ch, f: os.NewFile(uintptr(dup), "rdma_cm")}, nil
+}
+
+// next waits for the next event until the deadline (zero: none) or until the
+// channel is closed (then an error matching os.ErrClosed).
+func (e *eventChannel) next(deadline time.Time) (event, error) {
+	if err := e.f.SetReadDeadline(deadline); err != nil {
+		return event{}, err
+	}
+	rc, err := e.f.SyscallConn()
+	if err != nil {
+		return event{}, err
+	}
+	var ev event
+	var gerr error
+	err = rc.Read(func(uintptr) bool {
+		p, err := e.t.GetCMEvent(e.ch)
+		if errors.Is(err, syscall.EAGAIN) {
+			return false
+		}
+		if err != nil {
+			gerr = err
+			return true
+		}
+		ce := unsafeptr.At[verbs.CMEvent](p, 0)
+		ev = event{typ: ce.Event, status: ce.Status, id: ce.ID, listenID: ce.ListenID}
+		gerr = e.t.AckCMEvent(p)
+		return true
+	})
+	if err != nil {
+		return event{}, err
+	}
+	if gerr != nil {
+		return event{}, gerr
+	}
+	ev.name = e.t.EventStr(ev.typ)
+	return ev, nil
+}
+
+// await waits for an event of type want for id, honouring ctx; any other
+// event for id is an error saying which event came.
+func (e *eventChannel) await(ctx context.Context, step string, want uint32) (event, error) {
+	stop := context.AfterFunc(ctx, func() { e.f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	dl, _ := ctx.Deadline()
+	ev, err := e.next(dl)
+	if err != nil {
+		if ctx.Err() != nil {
+			return event{}, fmt.Errorf("rdma: %s: %w", step, ctx.Err())
+		}
+		return event{}, fmt.Errorf("rdma: %s: %w", step, err)
+	}
+	if ev.typ != want {
+		return ev, connectError(step, ev.name, ev.status)
+	}
+	return ev, nil
+}
+
+// stop makes a pending next return; the channel stays open.
+func (e *eventChannel) stop() { e.f.SetReadDeadline(time.Unix(1, 0)) }
+
+// close destroys the channel; no id may remain on it.
+func (e *eventChannel) close() {
+	e.f.Close()
+	e.t.DestroyEventChannel(e.ch)
+}

@@ -1,0 +1,122 @@
+package qp
+
+import (
+	"fmt"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// HandleCompletions runs on the reactor goroutine: it accounts send
+// completions, applies received control messages and data, and re-posts
+// every consumed receive at once as one chain. It never blocks. It is
+// exported only to satisfy cq.Handler.
+func (c *Conn) HandleCompletions(wcs []cq.Completion) {
+	if c.closing.Load() {
+		return // flushed work requests of a connection going away
+	}
+	c.repost = c.repost[:0]
+	sent, received := false, false
+	for i := range wcs {
+		wc := &wcs[i]
+		local := cq.Local(wc.WRID)
+		if wc.Status == verbs.WCWRFlushErr {
+			// The QP went to the error state: the peer disconnected (its
+			// DISCONNECTED event may come later), or an error completion
+			// came before this one. What was received stays readable.
+			c.onPeerClosed()
+			return
+		}
+		if wc.Status != verbs.WCSuccess {
+			op := "receive"
+			if local&sendFlag != 0 {
+				op = "send"
+			}
+			c.fail(&CompletionError{Op: op, Status: wc.Status, Text: c.t.WCStatusStr(wc.Status), Vendor: wc.VendorErr})
+			return
+		}
+		if local&sendFlag != 0 {
+			// Every WR up to and including this one has completed.
+			done := c.sqDone.Load()
+			c.sqDone.Store(done + (local-done)&seqMask + 1)
+			sent = true
+			continue
+		}
+		slot := local % recvSlots
+		switch wc.Opcode {
+		case verbs.WCRecv:
+			if err := c.handleCmd(slot, wc.ByteLen); err != nil {
+				c.fail(err)
+				return
+			}
+			sent = true // an arm may let the writer go on
+		case verbs.WCRecvRDMAWithImm:
+			if !c.rxArmed.Load() {
+				c.fail(&ProtocolError{What: "data written before this side's RegisterXferMemory"})
+				return
+			}
+			if wc.WCFlags&verbs.WCWithImm == 0 {
+				c.fail(&ProtocolError{What: "RDMA write without immediate data"})
+				return
+			}
+			if err := c.rxRing.Wrote(ntohl(wc.ImmData)); err != nil {
+				c.fail(&ProtocolError{What: "immediate byte count overruns the receive buffer: " + err.Error()})
+				return
+			}
+			received = true
+		default:
+			c.fail(&ProtocolError{What: fmt.Sprintf("unexpected receive completion opcode %d", wc.Opcode)})
+			return
+		}
+		c.repost = append(c.repost, slot)
+	}
+	if err := c.res.postRecvs(c.repost, c.recvWRID); err != nil {
+		c.fail(err)
+		return
+	}
+	if received {
+		signal(c.rxNotify)
+	}
+	if sent {
+		signal(c.txNotify)
+		signal(c.ctlNotify)
+	}
+}
+
+// HandleCQError fails the connection when its CQ broke.
+func (c *Conn) HandleCQError(err error) { c.fail(err) }
+
+// handleCmd applies a control message received in command slot slot.
+func (c *Conn) handleCmd(slot, byteLen uint32) error {
+	if byteLen != cmdSize {
+		return &ProtocolError{What: fmt.Sprintf("control message of %d bytes, want %d", byteLen, cmdSize)}
+	}
+	m := decodeCmd(c.res.cmdSlot(slot))
+	switch m.opcode {
+	case opRegisterXferMemory:
+		if m.length == 0 || int(m.length) > c.opts.MaxPeerBufferSize {
+			return &ProtocolError{What: fmt.Sprintf("RegisterXferMemory of %d bytes, outside (0, %d]", m.length, c.opts.MaxPeerBufferSize)}
+		}
+		c.armAddr.Store(m.addr)
+		c.armLenKey.Store(uint64(m.length)<<32 | uint64(m.rkey))
+		c.armGen.Add(1)
+	case opKeepalive:
+	case opGetServerFeature:
+		if !c.server {
+			return &ProtocolError{What: "GetServerFeature sent to a client"}
+		}
+		// valkey-server answers with the same opcode, the select echoed,
+		// and no features.
+		if err := c.sendCmd(cmd{opcode: opGetServerFeature, sel: m.sel}, false); err != nil {
+			return err
+		}
+	case opSetClientFeature:
+		if !c.server {
+			return &ProtocolError{What: "SetClientFeature sent to a client"}
+		}
+		// No features exist; like valkey-server, ignore the request.
+	default:
+		return &ProtocolError{What: fmt.Sprintf("unknown control opcode %d", m.opcode)}
+	}
+	return nil
+}

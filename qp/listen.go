@@ -1,0 +1,233 @@
+package qp
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/loader"
+)
+
+// Listener accepts Valkey-over-RDMA connections, such as those of
+// valkey-cli --rdma or of Dial. It is a net.Listener.
+type Listener struct {
+	t       *verbs.Table
+	opts    Options
+	ec      *eventChannel
+	id      uintptr
+	addr    Addr
+	acceptQ chan *Conn
+	done    chan struct{}
+	evDone  chan struct{} // the event loop returned
+	shut    chan struct{} // shutdown finished
+	once    sync.Once
+	err     error // why the listener ended, set before done closes
+
+	mu      sync.Mutex
+	pending map[*Conn]struct{} // accepted by rdma_cm, not yet by Accept
+}
+
+var _ net.Listener = (*Listener)(nil)
+
+// Listen listens on addr ("ip:port"; an empty ip means every RDMA device,
+// port 0 picks a free port).
+func Listen(addr string, opts *Options) (*Listener, error) {
+	l, err := listen(addr, opts)
+	if err != nil {
+		return nil, &net.OpError{Op: "listen", Net: "rdma", Addr: stringAddr(addr), Err: err}
+	}
+	return l, nil
+}
+
+func listen(addr string, opts *Options) (*Listener, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := loader.Load(); err != nil {
+		return nil, err
+	}
+	t := verbs.Bound()
+	ap, err := resolve(context.Background(), addr, true)
+	if err != nil {
+		return nil, err
+	}
+	ec, err := newEventChannel(t)
+	if err != nil {
+		return nil, err
+	}
+	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
+	if err != nil {
+		ec.close()
+		return nil, err
+	}
+	sa, err := t.Sockaddr(ap)
+	if err == nil {
+		err = t.BindAddr(id, sa)
+		t.Free(sa)
+	}
+	if err == nil {
+		err = t.Listen(id, o.Backlog)
+	}
+	if err != nil {
+		t.DestroyID(id)
+		ec.close()
+		return nil, err
+	}
+	local, _ := verbs.CMIDAddrs(id)
+	l := &Listener{
+		t: t, opts: o, ec: ec, id: id, addr: Addr{local},
+		acceptQ: make(chan *Conn, o.Backlog),
+		done:    make(chan struct{}),
+		evDone:  make(chan struct{}),
+		shut:    make(chan struct{}),
+		pending: map[*Conn]struct{}{},
+	}
+	go l.loop()
+	return l, nil
+}
+
+// Addr returns the address the listener is bound to.
+func (l *Listener) Addr() net.Addr { return l.addr }
+
+// Accept waits for the next connection.
+func (l *Listener) Accept() (net.Conn, error) { return l.AcceptConn(context.Background()) }
+
+// AcceptConn waits for the next connection or for ctx to end.
+func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
+	select {
+	case c := <-l.acceptQ:
+		l.untrack(c)
+		return c, nil
+	case <-l.done:
+		return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: l.err}
+	case <-ctx.Done():
+		return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: ctx.Err()}
+	}
+}
+
+// Close stops listening and closes the connections not yet accepted.
+// Accepted connections are not affected.
+func (l *Listener) Close() error {
+	l.end(net.ErrClosed)
+	<-l.shut
+	return nil
+}
+
+func (l *Listener) end(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.done)
+		go l.shutdown()
+	})
+}
+
+func (l *Listener) shutdown() {
+	l.ec.f.Close()
+	<-l.evDone
+	l.t.DestroyID(l.id)
+	l.t.DestroyEventChannel(l.ec.ch)
+	l.mu.Lock()
+	conns := make([]*Conn, 0, len(l.pending))
+	for c := range l.pending {
+		conns = append(conns, c)
+	}
+	l.pending = nil
+	l.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	close(l.shut)
+}
+
+// loop handles the listener's rdma_cm events: connection requests, and the
+// removal of its device.
+func (l *Listener) loop() {
+	defer close(l.evDone)
+	for {
+		ev, err := l.ec.next(time.Time{})
+		if err != nil {
+			return
+		}
+		switch ev.typ {
+		case verbs.EventConnectRequest:
+			l.handleRequest(ev.id)
+		case verbs.EventDeviceRemoval:
+			l.end(ErrDeviceRemoved)
+			return
+		}
+	}
+}
+
+// handleRequest gives a new id its own event channel (rdma_migrate_id), so
+// its connection outlives the listener, creates its resources, posts every
+// receive and accepts. The connection reaches Accept once ESTABLISHED.
+func (l *Listener) handleRequest(id uintptr) {
+	t := l.t
+	ec, err := newEventChannel(t)
+	if err == nil {
+		if err = t.MigrateID(id, ec.ch); err != nil {
+			ec.close()
+		}
+	}
+	if err != nil {
+		t.Reject(id)
+		t.DestroyID(id)
+		return
+	}
+	c := newConn(t, l.opts, id, ec, true)
+	c.onEstablish = l.deliver
+	c.onTeardown = l.untrack
+	if err := c.setup(); err != nil {
+		t.Reject(id)
+		c.setErr(err)
+		return
+	}
+	param, pp, err := verbs.New[verbs.ConnParam](t)
+	if err != nil {
+		c.setErr(err)
+		return
+	}
+	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
+	err = t.Accept(id, pp)
+	t.Free(pp)
+	if err != nil {
+		c.setErr(err)
+		return
+	}
+	if !l.track(c) {
+		c.setErr(net.ErrClosed)
+		return
+	}
+	c.evStarted = true
+	go c.eventLoop()
+}
+
+func (l *Listener) track(c *Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		return false
+	}
+	l.pending[c] = struct{}{}
+	return true
+}
+
+func (l *Listener) untrack(c *Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.pending, c)
+}
+
+// deliver queues an established connection for Accept; with the backlog
+// full, the connection is closed.
+func (l *Listener) deliver(c *Conn) {
+	select {
+	case l.acceptQ <- c:
+	default:
+		l.untrack(c)
+		go c.Close()
+	}
+}

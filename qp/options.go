@@ -1,0 +1,75 @@
+package qp
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+)
+
+// Options configure Dial and Listen. The zero value (or nil) gives the
+// Valkey peers' defaults.
+type Options struct {
+	// RecvBufferSize is the size of the receive buffer this side
+	// advertises to its peer: the most the peer can send before we have
+	// read it all. 0 means 1 MiB, as valkey-server and libvalkey use.
+	// Between 4 KiB and 256 MiB.
+	RecvBufferSize int
+	// MaxPeerBufferSize bounds the receive buffer a peer may advertise,
+	// and so the send staging memory it can make us register. 0 means
+	// 16 MiB, valkey-server's largest rdma-rx-size.
+	MaxPeerBufferSize int
+	// KeepaliveInterval is how often a server-side connection sends a
+	// keepalive; 0 means 3 s, as valkey-server does. Client connections
+	// only accept them, as libvalkey does.
+	KeepaliveInterval time.Duration
+	// LocalAddr, for Dial, binds the connection to a local address (and
+	// so to its RDMA device); the zero value lets rdma_cm choose.
+	LocalAddr netip.Addr
+	// Reactor polls the connection's completion queue. nil means the
+	// process-wide reactor, started with the first connection and
+	// stopped with the last.
+	Reactor *cq.Reactor
+	// ReactorOptions configure the process-wide reactor when this
+	// connection starts it.
+	ReactorOptions cq.Options
+	// Backlog is how many established connections a Listener holds for
+	// Accept; beyond it new ones are refused. 0 means 128.
+	Backlog int
+}
+
+const (
+	defaultRecvBuffer    = 1 << 20
+	minRecvBuffer        = 4 << 10
+	maxRecvBuffer        = 256 << 20
+	defaultMaxPeerBuffer = 16 << 20
+	defaultKeepalive     = 3 * time.Second
+	defaultBacklog       = 128
+)
+
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.RecvBufferSize == 0 {
+		r.RecvBufferSize = defaultRecvBuffer
+	}
+	if r.RecvBufferSize < minRecvBuffer || r.RecvBufferSize > maxRecvBuffer {
+		return r, fmt.Errorf("rdma: RecvBufferSize %d is outside [%d, %d]", r.RecvBufferSize, minRecvBuffer, maxRecvBuffer)
+	}
+	if r.MaxPeerBufferSize == 0 {
+		r.MaxPeerBufferSize = defaultMaxPeerBuffer
+	}
+	if r.MaxPeerBufferSize < minRecvBuffer || r.MaxPeerBufferSize > maxRecvBuffer {
+		return r, fmt.Errorf("rdma: MaxPeerBufferSize %d is outside [%d, %d]", r.MaxPeerBufferSize, minRecvBuffer, maxRecvBuffer)
+	}
+	if r.KeepaliveInterval == 0 {
+		r.KeepaliveInterval = defaultKeepalive
+	}
+	if r.Backlog == 0 {
+		r.Backlog = defaultBacklog
+	}
+	return r, nil
+}
