@@ -112,6 +112,9 @@ func (c *Conn) teardown() {
 	if c.ec != nil {
 		c.t.DestroyEventChannel(c.ec.ch)
 	}
+	if c.err == ErrDeviceRemoved {
+		c.t.ReleaseDeadDevices()
+	}
 	c.smu.Unlock()
 	c.wmu.Unlock()
 	c.rmu.Unlock()

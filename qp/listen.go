@@ -129,6 +129,9 @@ func (l *Listener) shutdown() {
 	<-l.evDone
 	l.t.DestroyID(l.id)
 	l.t.DestroyEventChannel(l.ec.ch)
+	if l.err == ErrDeviceRemoved {
+		l.t.ReleaseDeadDevices()
+	}
 	l.mu.Lock()
 	conns := make([]*Conn, 0, len(l.pending))
 	for c := range l.pending {

@@ -141,3 +141,14 @@ func (t *Table) EventStr(event uint32) string {
 func (t *Table) MigrateID(id, ch uintptr) error {
 	return t.cm("rdma_migrate_id", t.CM.MigrateID, id, ch, 0, 0)
 }
+
+// ReleaseDeadDevices makes librdmacm re-read the device list
+// (rdma_get_devices, then rdma_free_devices): it closes its own context of a
+// removed device once no id uses it, which the kernel waits for before the
+// removal can finish. librdmacm does this by itself only when it next looks
+// up a device it does not know.
+func (t *Table) ReleaseDeadDevices() {
+	if list := ffi.Call1(t.CM.GetDevices, 0); list != 0 {
+		ffi.Call1(t.CM.FreeDevices, list)
+	}
+}

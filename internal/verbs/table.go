@@ -42,6 +42,8 @@ type CMFuncs struct {
 	FreeAddrInfo        uintptr `sym:"rdma_freeaddrinfo"`
 	EventStr            uintptr `sym:"rdma_event_str"`
 	MigrateID           uintptr `sym:"rdma_migrate_id"`
+	GetDevices          uintptr `sym:"rdma_get_devices"`
+	FreeDevices         uintptr `sym:"rdma_free_devices"`
 }
 
 // IBVFuncs are libibverbs'. ibv_reg_mr and ibv_query_port are macros in

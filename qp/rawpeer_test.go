@@ -1,0 +1,261 @@
+package qp_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// rawPeer is a client built on the binding alone, which can send what a
+// correct peer never would.
+type rawPeer struct {
+	t       *testing.T
+	tb      *verbs.Table
+	ch, id  uintptr
+	pd, cq  uintptr
+	ops     *verbs.ContextOps
+	buf     []byte // registered: 8 receive slots of 32 B, then send space
+	mr      *verbs.MR
+	mrp     uintptr
+	scratch uintptr
+	// The server's receive buffer, from its RegisterXferMemory.
+	addr   uint64
+	length uint32
+	rkey   uint32
+}
+
+const rawSlots = 8
+
+func (p *rawPeer) must(err error) {
+	p.t.Helper()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *rawPeer) event(want uint32) {
+	p.t.Helper()
+	pfd := []unix.PollFd{{Fd: int32(verbs.EventChannelFD(p.ch)), Events: unix.POLLIN}}
+	if n, _ := unix.Poll(pfd, 20000); n != 1 {
+		p.t.Fatalf("raw peer: no rdma_cm event, want %s", p.tb.EventStr(want))
+	}
+	ev, err := p.tb.GetCMEvent(p.ch)
+	p.must(err)
+	typ := unsafeptr.At[verbs.CMEvent](ev, 0).Event
+	p.tb.AckCMEvent(ev)
+	if typ != want {
+		p.t.Fatalf("raw peer: event %s, want %s", p.tb.EventStr(typ), p.tb.EventStr(want))
+	}
+}
+
+func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
+	p := &rawPeer{t: t, tb: tb}
+	var err error
+	p.ch, err = tb.CreateEventChannel()
+	p.must(err)
+	p.id, err = tb.CreateID(p.ch, 0, verbs.PSTCP)
+	p.must(err)
+	dst, err := tb.Sockaddr(to)
+	p.must(err)
+	defer tb.Free(dst)
+	p.must(tb.ResolveAddr(p.id, 0, dst, 5000))
+	p.event(verbs.EventAddrResolved)
+	p.must(tb.ResolveRoute(p.id, 5000))
+	p.event(verbs.EventRouteResolved)
+	ctx := unsafeptr.At[verbs.CMID](p.id, 0).Verbs
+	p.pd, err = tb.AllocPD(ctx)
+	p.must(err)
+	p.cq, err = tb.CreateCQ(ctx, 64, 0, 0, 0)
+	p.must(err)
+	p.ops = verbs.Ops(p.cq)
+	attr, ap, err := verbs.New[verbs.QPInitAttr](tb)
+	p.must(err)
+	attr.SendCQ, attr.RecvCQ, attr.QPType = p.cq, p.cq, verbs.QPTypeRC
+	attr.Cap = verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}
+	attr.SQSigAll = 1
+	p.must(tb.CreateQP(p.id, p.pd, ap))
+	tb.Free(ap)
+	p.buf, err = unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	p.must(err)
+	p.mrp, err = tb.RegMR(p.pd, unsafeptr.Addr(p.buf), 4096, verbs.AccessLocalWrite)
+	p.must(err)
+	p.mr = unsafeptr.At[verbs.MR](p.mrp, 0)
+	p.scratch, err = tb.Calloc(512)
+	p.must(err)
+	for i := range rawSlots {
+		p.postRecv(i)
+	}
+	param, pp, err := verbs.New[verbs.ConnParam](tb)
+	p.must(err)
+	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
+	p.must(tb.Connect(p.id, pp))
+	tb.Free(pp)
+	p.event(verbs.EventEstablished)
+	// The server advertises its receive buffer first.
+	b := p.recvCmd()
+	if op := binary.BigEndian.Uint16(b); op != 3 {
+		t.Fatalf("raw peer: first message has opcode %d, want RegisterXferMemory", op)
+	}
+	p.addr, p.length, p.rkey = binary.BigEndian.Uint64(b[16:]), binary.BigEndian.Uint32(b[24:]), binary.BigEndian.Uint32(b[28:])
+	return p
+}
+
+func (p *rawPeer) postRecv(slot int) {
+	sge := unsafeptr.At[verbs.SGE](p.scratch, 160)
+	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + uint64(slot*32), Length: 32, LKey: p.mr.LKey}
+	wr := unsafeptr.At[verbs.RecvWR](p.scratch, 128)
+	*wr = verbs.RecvWR{WRID: uint64(slot), SGList: p.scratch + 160, NumSGE: 1}
+	if e := verbs.PostRecv(p.ops, unsafeptr.At[verbs.CMID](p.id, 0).QP, p.scratch+128, p.scratch+176); e != 0 {
+		p.t.Fatalf("post_recv: %v", e)
+	}
+}
+
+// poll waits for one completion.
+func (p *rawPeer) poll() verbs.WC {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if verbs.PollCQ(p.ops, p.cq, 1, p.scratch+256) == 1 {
+			return *unsafeptr.At[verbs.WC](p.scratch, 256)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.t.Fatal("raw peer: no completion")
+	return verbs.WC{}
+}
+
+// recvCmd waits for a control message and returns its 32 bytes.
+func (p *rawPeer) recvCmd() []byte {
+	p.t.Helper()
+	wc := p.poll()
+	if wc.Status != 0 || wc.Opcode != verbs.WCRecv {
+		p.t.Fatalf("raw peer: completion status %d opcode %d, want a receive", wc.Status, wc.Opcode)
+	}
+	b := append([]byte(nil), p.buf[wc.WRID*32:wc.WRID*32+32]...)
+	p.postRecv(int(wc.WRID))
+	return b
+}
+
+// post sends msg (a SEND), or an RDMA_WRITE_WITH_IMM of msg with imm.
+func (p *rawPeer) post(opcode uint32, msg []byte, imm uint32) {
+	p.t.Helper()
+	copy(p.buf[1024:], msg)
+	sge := unsafeptr.At[verbs.SGE](p.scratch, 160)
+	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + 1024, Length: uint32(len(msg)), LKey: p.mr.LKey}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], imm)
+	wr := unsafeptr.At[verbs.SendWR](p.scratch, 0)
+	*wr = verbs.SendWR{WRID: 100, SGList: p.scratch + 160, NumSGE: 1, Opcode: opcode, SendFlags: verbs.SendSignaled,
+		ImmData: binary.NativeEndian.Uint32(b[:]), RemoteAddr: p.addr, RKey: p.rkey}
+	if len(msg) == 0 {
+		wr.NumSGE = 0
+	}
+	if e := verbs.PostSend(p.ops, unsafeptr.At[verbs.CMID](p.id, 0).QP, p.scratch, p.scratch+176); e != 0 {
+		p.t.Fatalf("post_send: %v", e)
+	}
+}
+
+func (p *rawPeer) close() {
+	tb := p.tb
+	tb.Disconnect(p.id)
+	tb.DestroyQP(p.id)
+	tb.DestroyCQ(p.cq)
+	tb.DeregMR(p.mrp)
+	unix.Munmap(p.buf)
+	tb.Free(p.scratch)
+	tb.DeallocPD(p.pd)
+	tb.DestroyID(p.id)
+	tb.DestroyEventChannel(p.ch)
+}
+
+func cmdBytes(op uint16) []byte {
+	b := make([]byte, 32)
+	binary.BigEndian.PutUint16(b, op)
+	return b
+}
+
+// TestMalformedPeer: a peer that breaks the protocol gets its connection
+// closed with a ProtocolError saying what it did; the listener and other
+// connections go on.
+func TestMalformedPeer(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	tb := verbs.Bound()
+	to := netip.MustParseAddrPort(e.l.Addr().String())
+	cases := []struct {
+		name string
+		act  func(p *rawPeer)
+		want string
+	}{
+		{"short control message", func(p *rawPeer) { p.post(verbs.WRSend, make([]byte, 16), 0) }, "control message of 16 bytes, want 32"},
+		{"unknown opcode", func(p *rawPeer) { p.post(verbs.WRSend, cmdBytes(0x1234), 0) }, "unknown control opcode 4660"},
+		{"overrun", func(p *rawPeer) { p.post(verbs.WRRDMAWriteWithImm, nil, 16<<10+1) }, "immediate byte count overruns the receive buffer"},
+		{"oversized RegisterXferMemory", func(p *rawPeer) {
+			b := cmdBytes(3)
+			binary.BigEndian.PutUint32(b[24:], 1<<30)
+			p.post(verbs.WRSend, b, 0)
+		}, "RegisterXferMemory of 1073741824 bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := dialRaw(t, tb, to)
+			defer p.close()
+			srv, err := e.l.AcceptConn(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			tc.act(p)
+			srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, err = srv.Read(make([]byte, 10))
+			var pe *qp.ProtocolError
+			if !errors.As(err, &pe) || !strings.Contains(pe.What, tc.want) {
+				t.Fatalf("server Read: %v, want a ProtocolError saying %q", err, tc.want)
+			}
+			t.Logf("as expected: %v", err)
+			// Everything else goes on.
+			cli, srv2 := e.pair()
+			go echo(srv2)
+			if _, err := cli.Write([]byte("still fine")); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 10)
+			if _, err := io.ReadFull(cli, got); err != nil || string(got) != "still fine" {
+				t.Fatalf("a healthy connection after the bad one: %q, %v", got, err)
+			}
+			cli.Close()
+		})
+	}
+}
+
+// TestFeatureRequest: GetServerFeature is answered as valkey-server answers
+// it: same opcode, the select echoed, no features.
+func TestFeatureRequest(t *testing.T) {
+	e := newEnv(t, nil)
+	p := dialRaw(t, verbs.Bound(), netip.MustParseAddrPort(e.l.Addr().String()))
+	defer p.close()
+	srv, err := e.l.AcceptConn(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	req := cmdBytes(0)
+	binary.BigEndian.PutUint16(req[2:], 7)
+	p.post(verbs.WRSend, req, 0)
+	if wc := p.poll(); wc.Status != 0 {
+		t.Fatalf("sending the request: status %d", wc.Status)
+	}
+	b := p.recvCmd()
+	if op, sel, f := binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]); op != 0 || sel != 7 || f != 0 {
+		t.Errorf("answer: opcode %d select %d features %#x, want 0, 7, 0", op, sel, f)
+	}
+}
