@@ -59,6 +59,15 @@ type Stats struct {
 	CQs         int    // CQs registered now
 }
 
+// Locker is implemented by a Handler whose owner also polls the CQ itself
+// (inline polling, from a goroutine waiting for a completion). The reactor
+// then polls that CQ, and calls the handler, only while holding the lock,
+// and skips the CQ for a round when the owner holds it.
+type Locker interface {
+	TryLock() bool
+	Unlock()
+}
+
 // Registration is a CQ and handler added to a reactor. Its WRID method makes
 // the work-request ids that route completions back to the handler.
 type Registration struct {
@@ -88,6 +97,7 @@ func Local(wrid uint64) uint32 { return uint32(wrid & LocalMask) }
 type entry struct {
 	gen     uint16
 	h       Handler
+	lock    Locker // h, if it is one
 	cq      uintptr
 	channel uintptr // completion channel, or 0
 	ops     *verbs.ContextOps
@@ -117,6 +127,7 @@ type Reactor struct {
 	free    []uint32
 	live    []uint32 // slots with live entries, in poll order
 	wcs     uintptr  // C array of Batch WCs
+	evOut   uintptr  // C memory for ibv_get_cq_event's out parameters
 
 	polls, empty, completions, wakeups, stale atomic.Uint64
 	cqs                                       atomic.Int64
@@ -134,7 +145,7 @@ func New(opts Options) (*Reactor, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = 32
 	}
-	wcs, err := t.Calloc(uintptr(opts.Batch) * wcSize)
+	wcs, err := t.Calloc(uintptr(opts.Batch)*wcSize + 16)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +167,7 @@ func New(opts Options) (*Reactor, error) {
 		t.Free(wcs)
 		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("epoll_ctl", err))
 	}
-	r := &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, wcs: wcs, done: make(chan struct{})}
+	r := &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, wcs: wcs, evOut: wcs + uintptr(opts.Batch)*wcSize, done: make(chan struct{})}
 	go r.run()
 	return r, nil
 }
@@ -172,6 +183,7 @@ func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
 		}
 	}
 	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.Ops(cq), live: true}
+	e.lock, _ = h.(Locker)
 	reg, ok := r.do(op{add: e})
 	if !ok {
 		return Registration{}, errors.New("cq: reactor is closed")
@@ -244,7 +256,7 @@ func (r *Reactor) run() {
 				return
 			}
 		}
-		if r.pollAll() > 0 {
+		if n, _ := r.pollAll(); n > 0 {
 			lastWork, spins = time.Time{}, 0
 			continue
 		}
@@ -265,8 +277,10 @@ func (r *Reactor) run() {
 		}
 		// Arm, then poll once more: a completion that arrived between the
 		// last poll and arming raised no event.
+		// A CQ whose owner was polling it is not known to be empty: do not
+		// sleep on it.
 		r.armAll()
-		if r.pollAll() > 0 {
+		if n, skipped := r.pollAll(); n > 0 || skipped {
 			lastWork, spins = time.Time{}, 0
 			continue
 		}
@@ -306,8 +320,8 @@ func (r *Reactor) drainEvents(slot uint32) {
 	}
 	e := &r.entries[slot]
 	for {
-		cq, err := r.t.GetCQEvent(e.channel)
-		if err != nil {
+		cq, errno := r.t.GetCQEventInto(e.channel, r.evOut)
+		if errno != 0 {
 			return // EAGAIN: drained
 		}
 		r.t.AckCQEvents(cq, 1)
@@ -324,30 +338,40 @@ func (r *Reactor) armAll() {
 }
 
 // pollAll polls each CQ once and dispatches what it found; it returns the
-// number of completions.
-func (r *Reactor) pollAll() int {
-	total := 0
+// number of completions, and whether a CQ was skipped because its owner was
+// polling it.
+func (r *Reactor) pollAll() (total int, skipped bool) {
 	for i := 0; i < len(r.live); i++ {
 		s := r.live[i]
 		e := &r.entries[s]
+		if e.lock != nil && !e.lock.TryLock() {
+			skipped = true
+			continue
+		}
 		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
 		r.polls.Add(1)
 		if n < 0 {
-			h := e.h
+			h, lock := e.h, e.lock
 			r.removeSlot(s)
 			i--
 			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
+			if lock != nil {
+				lock.Unlock()
+			}
 			continue
 		}
 		if n == 0 {
 			r.empty.Add(1)
-			continue
+		} else {
+			total += n
+			r.completions.Add(uint64(n))
+			r.dispatch(unsafeptr.Slice[Completion](r.wcs, n))
 		}
-		total += n
-		r.completions.Add(uint64(n))
-		r.dispatch(unsafeptr.Slice[Completion](r.wcs, n))
+		if e.lock != nil {
+			e.lock.Unlock()
+		}
 	}
-	return total
+	return total, skipped
 }
 
 // dispatch hands each run of completions that name the same live

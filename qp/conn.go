@@ -41,6 +41,7 @@ type Conn struct {
 	rxRing  *mr.RecvRing
 	reactor *cq.Reactor
 	reg     cq.Registration
+	h       *completions
 	local   Addr
 	remote  Addr
 
@@ -127,6 +128,7 @@ func (c *Conn) setup() error {
 	}
 	c.res = res
 	c.rxRing = mr.NewRecvRing(res.rx)
+	c.h = &completions{c: c, wcs: res.scratch + offInlineWCs}
 	if c.opts.Reactor != nil {
 		c.reactor = c.opts.Reactor
 	} else {
@@ -135,7 +137,7 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
-	if c.reg, err = c.reactor.Add(res.cq, res.cc, c); err != nil {
+	if c.reg, err = c.reactor.Add(res.cq, res.cc, c.h); err != nil {
 		return err
 	}
 	c.added = true
@@ -281,6 +283,7 @@ func (c *Conn) Release(n int) error {
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
+	var spinStart time.Time
 	for {
 		if err := c.terminal(); err != nil {
 			return nil, c.opError("read", err)
@@ -292,6 +295,12 @@ func (c *Conn) readable() ([]byte, error) {
 		}
 		if c.peerClosed.Load() {
 			return nil, io.EOF
+		}
+		if c.spinPoll(&spinStart) {
+			if isClosed(c.readDL.wait()) {
+				return nil, c.opError("read", os.ErrDeadlineExceeded)
+			}
+			continue
 		}
 		select {
 		case <-c.rxNotify:
@@ -372,6 +381,7 @@ func (c *Conn) Commit(n int) error {
 // reserve waits for the peer's buffer to have room and the send queue to
 // have space (wmu held).
 func (c *Conn) reserve(n int) ([]byte, error) {
+	var spinStart time.Time
 	for {
 		if err := c.writeErr(); err != nil {
 			return nil, err
@@ -388,6 +398,12 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		if tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
 			return tx.Reserve(n), nil
 		}
+		if c.spinPoll(&spinStart) {
+			if isClosed(c.writeDL.wait()) {
+				return nil, c.opError("write", os.ErrDeadlineExceeded)
+			}
+			continue
+		}
 		select {
 		case <-c.txNotify:
 		case <-c.done:
@@ -395,6 +411,24 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			return nil, c.opError("write", os.ErrDeadlineExceeded)
 		}
 	}
+}
+
+// spinPoll is what a waiting reader or writer does before it parks: poll
+// the CQ itself, for up to opts.SpinWait. It reports whether to look again
+// (true) or to park (false).
+func (c *Conn) spinPoll(start *time.Time) bool {
+	if c.opts.SpinWait < 0 {
+		return false
+	}
+	if c.pollInline() {
+		*start = time.Time{}
+		return true
+	}
+	if start.IsZero() {
+		*start = time.Now()
+		return true
+	}
+	return time.Since(*start) < c.opts.SpinWait
 }
 
 func (c *Conn) writeErr() error {

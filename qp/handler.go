@@ -2,16 +2,55 @@ package qp
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-// HandleCompletions runs on the reactor goroutine: it accounts send
-// completions, applies received control messages and data, and re-posts
-// every consumed receive at once as one chain. It never blocks. It is
-// exported only to satisfy cq.Handler.
-func (c *Conn) HandleCompletions(wcs []cq.Completion) {
+// completions is a connection's cq.Handler. Its lock serialises the
+// handling of the connection's completions between the reactor and a reader
+// or writer that polls the CQ itself while it waits (pollInline).
+type completions struct {
+	c   *Conn
+	mu  sync.Mutex
+	wcs uintptr // C array for inline polling
+}
+
+const inlineBatch = 16
+
+func (h *completions) HandleCompletions(wcs []cq.Completion) { h.c.handleCompletions(wcs) }
+func (h *completions) HandleCQError(err error)               { h.c.fail(err) }
+func (h *completions) TryLock() bool                         { return h.mu.TryLock() }
+func (h *completions) Unlock()                               { h.mu.Unlock() }
+
+// pollInline polls the connection's CQ from the calling goroutine, unless
+// the reactor is polling it; it reports whether it handled completions.
+// Waiting readers and writers call it before they park, which saves the
+// reactor's wake-up of the goroutine on the latency path.
+func (c *Conn) pollInline() bool {
+	h := c.h
+	if !h.mu.TryLock() {
+		return false
+	}
+	defer h.mu.Unlock()
+	if c.closing.Load() {
+		return false
+	}
+	n := verbs.PollCQ(c.res.ops, c.res.cq, inlineBatch, h.wcs)
+	if n <= 0 {
+		return false
+	}
+	c.handleCompletions(unsafeptr.Slice[cq.Completion](h.wcs, n))
+	return true
+}
+
+// handleCompletions accounts send completions, applies received control
+// messages and data, and re-posts every consumed receive at once as one
+// chain. It runs with c.h's lock held, on the reactor goroutine or in
+// pollInline, and never blocks.
+func (c *Conn) handleCompletions(wcs []cq.Completion) {
 	if c.closing.Load() {
 		return // flushed work requests of a connection going away
 	}
@@ -82,9 +121,6 @@ func (c *Conn) HandleCompletions(wcs []cq.Completion) {
 		signal(c.ctlNotify)
 	}
 }
-
-// HandleCQError fails the connection when its CQ broke.
-func (c *Conn) HandleCQError(err error) { c.fail(err) }
 
 // handleCmd applies a control message received in command slot slot.
 func (c *Conn) handleCmd(slot, byteLen uint32) error {

@@ -34,6 +34,13 @@ type Options struct {
 	// ReactorOptions configure the process-wide reactor when this
 	// connection starts it.
 	ReactorOptions cq.Options
+	// SpinWait is how long a Read or Write that must wait polls the
+	// connection's completion queue itself before it parks until the
+	// reactor wakes it. Polling saves the reactor's wake-up of the
+	// goroutine on the latency path, at the price of a busy core while it
+	// lasts. 0 means 1 ms (see docs/design.md for the measurements behind
+	// it); a negative value never polls.
+	SpinWait time.Duration
 	// Backlog is how many established connections a Listener holds for
 	// Accept; beyond it new ones are refused. 0 means 128.
 	Backlog int
@@ -46,6 +53,7 @@ const (
 	defaultMaxPeerBuffer = 16 << 20
 	defaultKeepalive     = 3 * time.Second
 	defaultBacklog       = 128
+	defaultSpinWait      = time.Millisecond
 )
 
 func (o *Options) withDefaults() (Options, error) {
@@ -67,6 +75,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.KeepaliveInterval == 0 {
 		r.KeepaliveInterval = defaultKeepalive
+	}
+	if r.SpinWait == 0 {
+		r.SpinWait = defaultSpinWait
 	}
 	if r.Backlog == 0 {
 		r.Backlog = defaultBacklog

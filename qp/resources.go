@@ -16,12 +16,13 @@ const (
 	// Off-heap scratch for work requests: every receive WR and its SGE
 	// (one per command slot, so a batch of slots is re-posted as one
 	// chain), one send WR and SGE (posting is serialised), a bad-WR slot.
-	offRecvWRs  = 0
-	offRecvSGEs = offRecvWRs + recvSlots*32
-	offSendWR   = offRecvSGEs + recvSlots*16
-	offSendSGE  = offSendWR + 128
-	offBadWR    = offSendSGE + 16
-	scratchSize = offBadWR + 16
+	offRecvWRs   = 0
+	offRecvSGEs  = offRecvWRs + recvSlots*32
+	offSendWR    = offRecvSGEs + recvSlots*16
+	offSendSGE   = offSendWR + 128
+	offBadWR     = offSendSGE + 16
+	offInlineWCs = offBadWR + 16
+	scratchSize  = offInlineWCs + inlineBatch*48
 )
 
 // resources are a connection's PD, completion channel, CQ, QP and

@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"syscall"
+
 	"github.com/seed54442f1a/rdmapool/internal/ffi"
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 )
@@ -132,6 +134,17 @@ func (t *Table) GetCQEvent(ch uintptr) (cq uintptr, err error) {
 		return 0, err
 	}
 	return unsafeptr.Load(out, 0), nil
+}
+
+// GetCQEventInto is GetCQEvent for the reactor's loop: out is 16 bytes of
+// C memory for the out parameters, and a failure (EAGAIN when the channel
+// is drained) is a bare errno, so nothing is allocated.
+func (t *Table) GetCQEventInto(ch, out uintptr) (uintptr, syscall.Errno) {
+	r, errno := ffi.CallE(t.IBV.GetCQEvent, ch, out, out+8, 0, 0, 0)
+	if int32(r) != 0 {
+		return 0, errno
+	}
+	return unsafeptr.Load(out, 0), 0
 }
 
 // AckCQEvents acks n events of cq.

@@ -1,0 +1,166 @@
+package qp_test
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// benchPair is a connected pair with an echo server, for benchmarks.
+func benchPair(b *testing.B, opts *qp.Options) (cli *qp.Conn, cleanup func()) {
+	b.Helper()
+	rdmatest.Require(b)
+	addr := rdmatest.Addr(b)
+	l, err := qp.Listen(fmt.Sprintf("%s:0", addr), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 64<<10)
+		io.CopyBuffer(c, c, buf)
+		c.Close()
+	}()
+	cli, err = qp.Dial(b.Context(), l.Addr().String(), opts)
+	if err != nil {
+		l.Close()
+		b.Fatal(err)
+	}
+	return cli, func() { cli.Close(); l.Close() }
+}
+
+// reportLatency reports the p50 and p99 of the samples in µs.
+func reportLatency(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	q := func(p float64) float64 {
+		return float64(samples[int(p*float64(len(samples)-1))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(q(0.50), "p50-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+// BenchmarkRoundTrip: write a message, read the echo; one round trip per
+// op, with p50 and p99 latency.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, size := range []int{64, 4 << 10} {
+		for _, spin := range spinModes {
+			b.Run(fmt.Sprintf("size=%d/spin=%s", size, spin.name), func(b *testing.B) {
+				benchRoundTrip(b, size, &qp.Options{SpinWait: spin.wait, ReactorOptions: cq.Options{NoBusyPoll: spin.park}})
+			})
+		}
+	}
+}
+
+// spinModes compare waiting readers and writers that park at once with
+// ones that poll the CQ themselves first.
+var spinModes = []struct {
+	name string
+	wait time.Duration
+	park bool // the reactor sleeps as soon as it finds nothing
+}{{"default", 0, false}, {"off", -1, false}, {"50us", 50 * time.Microsecond, false}, {"1ms-parkreactor", time.Millisecond, true}}
+
+func benchRoundTrip(b *testing.B, size int, opts *qp.Options) {
+	{
+		{
+			cli, done := benchPair(b, opts)
+			defer done()
+			msg, got := make([]byte, size), make([]byte, size)
+			samples := make([]time.Duration, 0, 1<<20)
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				if _, err := cli.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(cli, got); err != nil {
+					b.Fatal(err)
+				}
+				if len(samples) < cap(samples) {
+					samples = append(samples, time.Since(start))
+				}
+			}
+			b.StopTimer()
+			reportLatency(b, samples)
+		}
+	}
+}
+
+// BenchmarkPipelined: one goroutine writes 64-byte messages without
+// waiting, another reads the echoes; throughput in ops/s.
+func BenchmarkPipelined(b *testing.B) {
+	const size = 64
+	cli, done := benchPair(b, nil)
+	defer done()
+	b.ReportAllocs()
+	b.SetBytes(size)
+	b.ResetTimer()
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() {
+		msg := make([]byte, size)
+		for range b.N {
+			if _, err := cli.Write(msg); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	if _, err := io.CopyN(io.Discard, cli, int64(b.N)*size); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+}
+
+// BenchmarkZeroCopyRoundTrip is BenchmarkRoundTrip/size=64 through
+// Reserve/Commit and Lease/Release: no copy on the client's side.
+func BenchmarkZeroCopyRoundTrip(b *testing.B) {
+	const size = 64
+	cli, done := benchPair(b, nil)
+	defer done()
+	samples := make([]time.Duration, 0, 1<<20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		buf, err := cli.Reserve(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf[0] = 1
+		if err := cli.Commit(len(buf)); err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < size; {
+			got, err := cli.Lease()
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := min(len(got), size-n)
+			n += m
+			cli.Release(m)
+		}
+		if len(samples) < cap(samples) {
+			samples = append(samples, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	reportLatency(b, samples)
+}
