@@ -6,6 +6,9 @@
 set -euo pipefail
 
 run_pkgs=(rdma-core libibverbs1 librdmacm1 ibverbs-providers)
+# valkey-server (8.0) comes from bookworm-backports; enable_backports adds
+# that suite, from the mirror the machine already uses.
+backports_pkgs=(valkey-server valkey-tools)
 test_pkgs=(
 	"${run_pkgs[@]}"
 	gcc libc6-dev libibverbs-dev librdmacm-dev gcc-aarch64-linux-gnu qemu-user-static
@@ -14,7 +17,7 @@ test_pkgs=(
 
 case "${1:-}" in
 run) want=("${run_pkgs[@]}") ;;
-test) want=("${test_pkgs[@]}") ;;
+test) want=("${test_pkgs[@]}" "${backports_pkgs[@]}") ;;
 *)
 	echo "usage: $0 run|test" >&2
 	exit 2
@@ -39,7 +42,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	}
 	sudo=(sudo)
 fi
+# enable_backports adds the bookworm-backports suite of the Debian mirror
+# this machine already uses, when the system is bookworm and has none.
+enable_backports() {
+	. /etc/os-release
+	[ "${VERSION_CODENAME:-}" = bookworm ] || return 0
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	local uri
+	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || { echo "deps: cannot find the Debian mirror to add bookworm-backports" >&2; return 1; }
+	printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" |
+		"${sudo[@]}" tee /etc/apt/sources.list.d/rdmapool-backports.sources >/dev/null
+}
+
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+for p in "${missing[@]}"; do
+	case " ${backports_pkgs[*]} " in *" $p "*) enable_backports ;; esac
+done
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

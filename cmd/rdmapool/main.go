@@ -15,6 +15,8 @@ const usage = `usage: rdmapool <command> [flags]
 commands:
   info    report the RDMA libraries, devices, ports, GIDs and memlock limit,
           and whether RDMA can be used here
+  serve   serve a Valkey-compatible in-memory keyspace over TCP and RDMA
+          (rdmapool serve --help for its flags)
 `
 
 func main() {
@@ -29,6 +31,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "info":
 		return info(args[1:], stdout, stderr)
+	case "serve":
+		return serveCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/seed54442f1a/rdmapool/internal/probe"
+	"github.com/seed54442f1a/rdmapool/internal/respserver"
+	"github.com/seed54442f1a/rdmapool/loader"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+const serveUsage = `usage: rdmapool serve [flags]
+
+Serves a Valkey-compatible in-memory keyspace (RESP2 and RESP3) over TCP and,
+when asked and available, over RDMA (the Valkey-over-RDMA protocol, as
+valkey-server --rdma-bind serves it). Stops on SIGINT or SIGTERM.
+
+flags:
+`
+
+// serveCmd is `rdmapool serve`: it serves until SIGINT or SIGTERM.
+func serveCmd(args []string, stdout, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return serve(args, stdout, stderr, sigs)
+}
+
+// serveFlags are serve's flags, named as valkey-server's.
+type serveFlags struct {
+	bind, rdmaBind  string
+	port, rdmaPort  int
+	rdmaRxSize      memSize
+	requirePass     string
+	tcpAddrs, rAddr []string
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
+	f := &serveFlags{rdmaRxSize: 1 << 20}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.bind, "bind", "127.0.0.1", "TCP addresses to listen on, space-separated")
+	fs.IntVar(&f.port, "port", 6379, "TCP port; 0 turns TCP off")
+	fs.StringVar(&f.rdmaBind, "rdma-bind", "", `RDMA addresses to listen on, space-separated; "auto" is the first IPv4 GID of an active RDMA port; empty turns RDMA off`)
+	fs.IntVar(&f.rdmaPort, "rdma-port", 6379, "RDMA port")
+	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
+	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	bad := func(format string, a ...any) (*serveFlags, bool) {
+		fmt.Fprintf(stderr, "rdmapool serve: "+format+"\n\n", a...)
+		fs.Usage()
+		return nil, false
+	}
+	switch {
+	case fs.NArg() > 0:
+		return bad("unexpected argument %q", fs.Arg(0))
+	case f.port < 0 || f.port > 65535:
+		return bad("--port %d is not a port (0 to 65535)", f.port)
+	case f.rdmaPort < 0 || f.rdmaPort > 65535:
+		return bad("--rdma-port %d is not a port (0 to 65535)", f.rdmaPort)
+	case f.rdmaRxSize < 4<<10 || f.rdmaRxSize > 256<<20:
+		return bad("--rdma-rx-size %d is out of range (4kb to 256mb)", f.rdmaRxSize)
+	case f.port == 0 && strings.TrimSpace(f.rdmaBind) == "":
+		return bad("nothing to serve: --port 0 and no --rdma-bind")
+	}
+	if f.port != 0 {
+		f.tcpAddrs = strings.Fields(f.bind)
+		if len(f.tcpAddrs) == 0 {
+			return bad("--bind is empty")
+		}
+	}
+	f.rAddr = strings.Fields(f.rdmaBind)
+	return f, true
+}
+
+// serve runs the server until a value arrives on stop. Exit codes: 0 after
+// stop, 1 when it cannot listen (or every listener failed), 2 for bad flags.
+func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
+	f, ok := parseServeFlags(args, stderr)
+	if !ok {
+		return 2
+	}
+	srv := respserver.New(&respserver.Options{Password: f.requirePass})
+	var listeners []net.Listener
+	fail := func() int {
+		for _, l := range listeners {
+			l.Close()
+		}
+		srv.Close()
+		return 1
+	}
+
+	for _, a := range f.tcpAddrs {
+		l, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(f.port)))
+		if err != nil {
+			fmt.Fprintf(stderr, "rdmapool serve: %v\n", err)
+			return fail()
+		}
+		fmt.Fprintf(stdout, "listening on tcp %s\n", l.Addr())
+		listeners = append(listeners, l)
+	}
+	for _, a := range f.rAddr {
+		l, err := listenRDMA(a, f)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdmapool serve: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "listening on rdma %s\n", l.Addr())
+		listeners = append(listeners, l)
+	}
+	if len(listeners) == 0 {
+		fmt.Fprintln(stderr, "rdmapool serve: no listener could be started")
+		return fail()
+	}
+
+	type ended struct {
+		l   net.Listener
+		err error
+	}
+	done := make(chan ended, len(listeners))
+	for _, l := range listeners {
+		go func() { done <- ended{l, srv.Serve(l)} }()
+	}
+	for running := len(listeners); running > 0; running-- {
+		select {
+		case sig := <-stop:
+			fmt.Fprintf(stdout, "received %v, shutting down\n", sig)
+			srv.Close()
+			st := srv.Stats()
+			fmt.Fprintf(stdout, "connections served: %d, commands: %d\n", st.TotalConnections, st.Commands)
+			return 0
+		case e := <-done:
+			// A listener failed on its own, such as an RDMA device removed.
+			fmt.Fprintf(stderr, "rdmapool serve: %s %s stopped: %v\n", e.l.Addr().Network(), e.l.Addr(), e.err)
+		}
+	}
+	fmt.Fprintln(stderr, "rdmapool serve: every listener stopped")
+	return fail()
+}
+
+// listenRDMA listens on addr (an IP, or "auto") and f.rdmaPort. Its error
+// says why RDMA cannot be served and that TCP goes on.
+func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
+	also := ""
+	if len(f.tcpAddrs) > 0 {
+		also = "; serving TCP only"
+	}
+	if addr == "auto" {
+		a, err := autoRDMAAddr()
+		if err != nil {
+			return nil, fmt.Errorf("RDMA is off: --rdma-bind auto: %v%s", err, also)
+		}
+		addr = a
+	}
+	hostPort := net.JoinHostPort(addr, strconv.Itoa(f.rdmaPort))
+	l, err := qp.Listen(hostPort, &qp.Options{RecvBufferSize: int(f.rdmaRxSize)})
+	if err != nil {
+		if errors.Is(err, loader.ErrUnavailable) {
+			return nil, fmt.Errorf("RDMA is unavailable: %v%s", err, also)
+		}
+		return nil, fmt.Errorf("%v%s", err, also)
+	}
+	return l, nil
+}
+
+// autoRDMAAddr returns the first IPv4 GID of an active RDMA port.
+func autoRDMAAddr() (string, error) {
+	r := probe.Run()
+	if !r.Usable {
+		return "", errors.New(r.Verdict)
+	}
+	for _, d := range r.Devices {
+		for _, p := range d.Ports {
+			if p.State != "ACTIVE" {
+				continue
+			}
+			for _, g := range p.GIDs {
+				if a := g.Addr.Unmap(); a.Is4() {
+					return a.String(), nil
+				}
+			}
+		}
+	}
+	return "", errors.New("no active RDMA port has an IPv4 GID")
+}
+
+// memSize is a byte count written as valkey writes memory sizes: 1048576,
+// 1024k (1000s), 1mb (1024s), 1gb.
+type memSize int64
+
+func (m *memSize) String() string { return strconv.FormatInt(int64(*m), 10) }
+
+func (m *memSize) Set(s string) error {
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}}
+	t := strings.ToLower(strings.TrimSpace(s))
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mul = strings.TrimSuffix(t, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<40)/mul {
+		return fmt.Errorf("not a size: %q", s)
+	}
+	*m = memSize(n * mul)
+	return nil
+}

@@ -1,0 +1,772 @@
+package respserver
+
+import (
+	"math"
+	"strconv"
+)
+
+// Commands on lists, hashes, sets, sorted sets and streams. Their replies
+// are appended under the shard's lock (collections change in place);
+// arguments are copied before they are stored, since they point into the
+// connection's input buffer.
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// readCollection returns, for a reader holding s.mu, the live entry under
+// key if it is of kind k; nil, nil if there is none.
+func readCollection(s *shard, key []byte, k kind) (*entry, error) {
+	e := s.get(key)
+	if e != nil && e.kind != k {
+		return nil, errWrongType
+	}
+	return e, nil
+}
+
+// parseCount parses the optional count of LPOP, RPOP, SPOP and ZPOPMIN.
+func parseCount(c *conn, args [][]byte) (count int, given, ok bool) {
+	if len(args) < 3 {
+		return 1, false, true
+	}
+	if len(args) > 3 {
+		c.addError(msgSyntax)
+		return 0, false, false
+	}
+	n, valid := parseInt(args[2])
+	if !valid || n < 0 {
+		c.addError("ERR value is out of range, must be positive")
+		return 0, false, false
+	}
+	return int(min(n, math.MaxInt32)), true, true
+}
+
+// --- lists ---
+
+// LPUSH / RPUSH key element [element ...]
+func cmdPush(c *conn, args [][]byte) {
+	front := args[0][0]|0x20 == 'l'
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindList, true)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	l := e.obj.(*list)
+	for _, v := range args[2:] {
+		if front {
+			l.pushFront(clone(v))
+		} else {
+			l.pushBack(clone(v))
+		}
+	}
+	c.addInt(int64(l.len()))
+}
+
+// LPOP / RPOP key [count]
+func cmdPop(c *conn, args [][]byte) {
+	front := args[0][0]|0x20 == 'l'
+	count, withCount, ok := parseCount(c, args)
+	if !ok {
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindList, false)
+	switch {
+	case err != nil:
+		c.addError(err.Error())
+		return
+	case e == nil && withCount:
+		c.addNullArray()
+		return
+	case e == nil:
+		c.addNull()
+		return
+	}
+	l := e.obj.(*list)
+	pop := l.popBack
+	if front {
+		pop = l.popFront
+	}
+	if !withCount {
+		c.addBulk(pop())
+	} else {
+		n := min(count, l.len())
+		c.addArray(n)
+		for range n {
+			c.addBulk(pop())
+		}
+	}
+	s.dropIfEmpty(key, e)
+}
+
+func cmdLLen(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindList)
+	switch {
+	case err != nil:
+		c.addError(err.Error())
+	case e == nil:
+		c.addInt(0)
+	default:
+		c.addInt(int64(e.obj.(*list).len()))
+	}
+}
+
+// rangeIndexes turns LRANGE/ZRANGE's start and stop, which may count from
+// the end (-1 is the last), into a range [from, to] of an n-element
+// sequence; empty is true when it selects nothing.
+func rangeIndexes(start, stop int64, n int) (from, to int, empty bool) {
+	if start < 0 {
+		start += int64(n)
+	}
+	if stop < 0 {
+		stop += int64(n)
+	}
+	start = max(start, 0)
+	if start > stop || start >= int64(n) {
+		return 0, 0, true
+	}
+	stop = min(stop, int64(n)-1)
+	return int(start), int(stop), false
+}
+
+// LRANGE key start stop
+func cmdLRange(c *conn, args [][]byte) {
+	start, ok1 := parseInt(args[2])
+	stop, ok2 := parseInt(args[3])
+	if !ok1 || !ok2 {
+		c.addError(msgNotInteger)
+		return
+	}
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindList)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addArray(0)
+		return
+	}
+	l := e.obj.(*list)
+	from, to, empty := rangeIndexes(start, stop, l.len())
+	if empty {
+		c.addArray(0)
+		return
+	}
+	c.addArray(to - from + 1)
+	for i := from; i <= to; i++ {
+		c.addBulk(l.at(i))
+	}
+}
+
+// --- hashes ---
+
+// HSET key field value [field value ...]
+func cmdHSet(c *conn, args [][]byte) {
+	if len(args)%2 != 0 {
+		c.addError("ERR wrong number of arguments for 'hset' command")
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindHash, true)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	h := e.obj.(hashValue)
+	added := 0
+	for i := 2; i < len(args); i += 2 {
+		if _, ok := h[string(args[i])]; !ok {
+			added++
+		}
+		h[string(args[i])] = clone(args[i+1])
+	}
+	c.addInt(int64(added))
+}
+
+func cmdHGet(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindHash)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e != nil {
+		if v, ok := e.obj.(hashValue)[string(args[2])]; ok {
+			c.addBulk(v)
+			return
+		}
+	}
+	c.addNull()
+}
+
+// HDEL key field [field ...]
+func cmdHDel(c *conn, args [][]byte) {
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindHash, false)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	h := e.obj.(hashValue)
+	n := 0
+	for _, f := range args[2:] {
+		if _, ok := h[string(f)]; ok {
+			delete(h, string(f))
+			n++
+		}
+	}
+	s.dropIfEmpty(key, e)
+	c.addInt(int64(n))
+}
+
+// replyErrOrZero replies with err, or 0 when it is nil (a missing key).
+func (c *conn) replyErrOrZero(err error) {
+	if err != nil {
+		c.addError(err.Error())
+	} else {
+		c.addInt(0)
+	}
+}
+
+func cmdHLen(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindHash)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	c.addInt(int64(len(e.obj.(hashValue))))
+}
+
+// HGETALL key: a map in RESP3.
+func cmdHGetAll(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindHash)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addMap(0)
+		return
+	}
+	h := e.obj.(hashValue)
+	c.addMap(len(h))
+	for f, v := range h {
+		c.addBulkString(f)
+		c.addBulk(v)
+	}
+}
+
+// --- sets ---
+
+// SADD key member [member ...]
+func cmdSAdd(c *conn, args [][]byte) {
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindSet, true)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	set := e.obj.(setValue)
+	n := 0
+	for _, m := range args[2:] {
+		if _, ok := set[string(m)]; !ok {
+			set[string(m)] = struct{}{}
+			n++
+		}
+	}
+	c.addInt(int64(n))
+}
+
+// SREM key member [member ...]
+func cmdSRem(c *conn, args [][]byte) {
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindSet, false)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	set := e.obj.(setValue)
+	n := 0
+	for _, m := range args[2:] {
+		if _, ok := set[string(m)]; ok {
+			delete(set, string(m))
+			n++
+		}
+	}
+	s.dropIfEmpty(key, e)
+	c.addInt(int64(n))
+}
+
+// SPOP key [count]: Go's map iteration order is random enough.
+func cmdSPop(c *conn, args [][]byte) {
+	count, withCount, ok := parseCount(c, args)
+	if !ok {
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindSet, false)
+	switch {
+	case err != nil:
+		c.addError(err.Error())
+		return
+	case e == nil && withCount:
+		c.addSet(0)
+		return
+	case e == nil:
+		c.addNull()
+		return
+	}
+	set := e.obj.(setValue)
+	n := min(count, len(set))
+	if withCount {
+		c.addSet(n)
+	}
+	for m := range set {
+		if n == 0 {
+			break
+		}
+		c.addBulkString(m)
+		delete(set, m)
+		n--
+	}
+	s.dropIfEmpty(key, e)
+}
+
+func cmdSCard(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindSet)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	c.addInt(int64(len(e.obj.(setValue))))
+}
+
+func cmdSIsMember(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindSet)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	if _, ok := e.obj.(setValue)[string(args[2])]; ok {
+		c.addInt(1)
+	} else {
+		c.addInt(0)
+	}
+}
+
+// SMEMBERS key: a set in RESP3.
+func cmdSMembers(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindSet)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addSet(0)
+		return
+	}
+	set := e.obj.(setValue)
+	c.addSet(len(set))
+	for m := range set {
+		c.addBulkString(m)
+	}
+}
+
+// --- sorted sets ---
+
+// parseScore parses a score as valkey does: a float, inf, -inf; not nan.
+func parseScore(b []byte) (float64, bool) {
+	if n, ok := parseInt(b); ok && n > -1<<53 && n < 1<<53 {
+		return float64(n), true // the common case, without allocating
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// ZADD key [NX | XX] [CH] score member [score member ...]
+func cmdZAdd(c *conn, args [][]byte) {
+	var nx, xx, ch bool
+	i := 2
+options:
+	for ; i < len(args); i++ {
+		switch a := args[i]; {
+		case eqFold(a, "nx"):
+			nx = true
+		case eqFold(a, "xx"):
+			xx = true
+		case eqFold(a, "ch"):
+			ch = true
+		case eqFold(a, "gt"), eqFold(a, "lt"), eqFold(a, "incr"):
+			c.addError("ERR ZADD option '" + string(a) + "' is not supported by this server")
+			return
+		default:
+			break options
+		}
+	}
+	if nx && xx {
+		c.addError("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	pairs := args[i:]
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		c.addError(msgSyntax)
+		return
+	}
+	for j := 0; j < len(pairs); j += 2 {
+		if _, ok := parseScore(pairs[j]); !ok {
+			c.addError(msgNotFloat)
+			return
+		}
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindZSet, !xx)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	z := e.obj.(*zset)
+	added, changed := 0, 0
+	for j := 0; j < len(pairs); j += 2 {
+		score, _ := parseScore(pairs[j])
+		old, exists := z.scores[string(pairs[j+1])]
+		switch {
+		case exists && nx, !exists && xx:
+		case exists:
+			if old != score {
+				z.set(string(pairs[j+1]), score)
+				changed++
+			}
+		default:
+			z.set(string(pairs[j+1]), score)
+			added++
+		}
+	}
+	s.dropIfEmpty(key, e)
+	if ch {
+		added += changed
+	}
+	c.addInt(int64(added))
+}
+
+func cmdZScore(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindZSet)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e != nil {
+		if score, ok := e.obj.(*zset).scores[string(args[2])]; ok {
+			c.addDouble(score)
+			return
+		}
+	}
+	c.addNull()
+}
+
+func cmdZCard(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindZSet)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	c.addInt(int64(e.obj.(*zset).len()))
+}
+
+// ZREM key member [member ...]
+func cmdZRem(c *conn, args [][]byte) {
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindZSet, false)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	z := e.obj.(*zset)
+	n := 0
+	for _, m := range args[2:] {
+		if z.remove(string(m)) {
+			n++
+		}
+	}
+	s.dropIfEmpty(key, e)
+	c.addInt(int64(n))
+}
+
+// addScored appends member and score: as two elements of the enclosing
+// array, or in RESP3 with nested as a pair of its own.
+func (c *conn) addScored(it zitem, nested bool) {
+	if nested && c.proto == 3 {
+		c.addArray(2)
+	}
+	c.addBulkString(it.member)
+	c.addDouble(it.score)
+}
+
+// ZPOPMIN key [count]
+func cmdZPopMin(c *conn, args [][]byte) {
+	count, withCount, ok := parseCount(c, args)
+	if !ok {
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindZSet, false)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addArray(0)
+		return
+	}
+	z := e.obj.(*zset)
+	n := min(count, z.len())
+	switch {
+	case !withCount:
+		c.addArray(2)
+	case c.proto == 3:
+		c.addArray(n)
+	default:
+		c.addArray(2 * n)
+	}
+	for range n {
+		c.addScored(z.popMin(), withCount)
+	}
+	s.dropIfEmpty(key, e)
+}
+
+// ZRANGE key start stop [WITHSCORES]: by index only.
+func cmdZRange(c *conn, args [][]byte) {
+	withScores := false
+	for _, a := range args[4:] {
+		if !eqFold(a, "withscores") {
+			c.addError(msgSyntax) // BYSCORE, BYLEX, REV, LIMIT: not supported
+			return
+		}
+		withScores = true
+	}
+	start, ok1 := parseInt(args[2])
+	stop, ok2 := parseInt(args[3])
+	if !ok1 || !ok2 {
+		c.addError(msgNotInteger)
+		return
+	}
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindZSet)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addArray(0)
+		return
+	}
+	z := e.obj.(*zset)
+	from, to, empty := rangeIndexes(start, stop, z.len())
+	if empty {
+		c.addArray(0)
+		return
+	}
+	n := to - from + 1
+	switch {
+	case !withScores:
+		c.addArray(n)
+		for _, it := range z.sorted[from : to+1] {
+			c.addBulkString(it.member)
+		}
+		return
+	case c.proto == 3:
+		c.addArray(n)
+	default:
+		c.addArray(2 * n)
+	}
+	for _, it := range z.sorted[from : to+1] {
+		c.addScored(it, true)
+	}
+}
+
+// --- streams ---
+
+// XADD key [NOMKSTREAM] [MAXLEN [= | ~] threshold] <* | id> field value
+// [field value ...]
+func cmdXAdd(c *conn, args [][]byte) {
+	noMk, maxLen := false, -1
+	i := 2
+	for ; i < len(args); i++ {
+		a := args[i]
+		if eqFold(a, "nomkstream") {
+			noMk = true
+			continue
+		}
+		if !eqFold(a, "maxlen") {
+			break
+		}
+		if i+1 < len(args) && (string(args[i+1]) == "=" || string(args[i+1]) == "~") {
+			i++
+		}
+		if i+1 >= len(args) {
+			c.addError(msgSyntax)
+			return
+		}
+		i++
+		n, ok := parseInt(args[i])
+		if !ok || n < 0 {
+			c.addError("ERR The MAXLEN argument must be >= 0.")
+			return
+		}
+		maxLen = int(min(n, math.MaxInt32))
+	}
+	if i >= len(args) || (len(args)-i-1)%2 != 0 || len(args)-i-1 == 0 {
+		c.addError("ERR wrong number of arguments for 'xadd' command")
+		return
+	}
+	idArg, fields := args[i], args[i+1:]
+	ms, seq, autoMS, autoSeq, ok := parseStreamID(idArg)
+	if !ok {
+		c.addError("ERR Invalid stream ID specified as stream command argument")
+		return
+	}
+	if !autoMS && !autoSeq && ms == 0 && seq == 0 {
+		c.addError("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.collection(key, kindStream, !noMk)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addNull()
+		return
+	}
+	st := e.obj.(*stream)
+	switch {
+	case autoMS:
+		ms, seq = uint64(nowMS()), 0
+		if ms <= st.lastMS {
+			ms, seq = st.lastMS, st.lastSeq+1
+		}
+	case autoSeq && ms == st.lastMS:
+		seq = st.lastSeq + 1
+	}
+	if ms < st.lastMS || ms == st.lastMS && seq <= st.lastSeq {
+		c.addError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+		return
+	}
+	copied := make([][]byte, len(fields))
+	for j, f := range fields {
+		copied[j] = clone(f)
+	}
+	st.entries = append(st.entries, streamEntry{ms: ms, seq: seq, fields: copied})
+	st.lastMS, st.lastSeq = ms, seq
+	if maxLen >= 0 && len(st.entries) > maxLen {
+		st.entries = append(st.entries[:0], st.entries[len(st.entries)-maxLen:]...)
+	}
+	var id [41]byte
+	b := strconv.AppendUint(id[:0], ms, 10)
+	b = append(b, '-')
+	c.addBulk(strconv.AppendUint(b, seq, 10))
+}
+
+// parseStreamID parses "*", "<ms>", "<ms>-<seq>" or "<ms>-*".
+func parseStreamID(b []byte) (ms, seq uint64, autoMS, autoSeq, ok bool) {
+	if string(b) == "*" {
+		return 0, 0, true, false, true
+	}
+	msPart, seqPart := b, []byte(nil)
+	for i, ch := range b {
+		if ch == '-' {
+			msPart, seqPart = b[:i], b[i+1:]
+			break
+		}
+	}
+	ms, err := strconv.ParseUint(string(msPart), 10, 64)
+	if err != nil {
+		return 0, 0, false, false, false
+	}
+	switch {
+	case seqPart == nil:
+		return ms, 0, false, false, true
+	case string(seqPart) == "*":
+		return ms, 0, false, true, true
+	}
+	seq, err = strconv.ParseUint(string(seqPart), 10, 64)
+	return ms, seq, false, false, err == nil
+}
+
+func cmdXLen(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, err := readCollection(s, args[1], kindStream)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	c.addInt(int64(len(e.obj.(*stream).entries)))
+}

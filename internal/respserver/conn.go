@@ -1,0 +1,294 @@
+package respserver
+
+import (
+	"math"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// conn is one client connection, served by one goroutine.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	rd  *reader
+	out []byte // replies not yet written
+
+	id       int64
+	proto    int  // 2 or 3, set by HELLO
+	authed   bool // false until AUTH when a password is set
+	quit     bool // close after writing the replies (QUIT, a protocol error)
+	name     string
+	libName  string
+	libVer   string
+	commands uint64 // executed since the last flush, for Stats
+
+	lower [32]byte // a command's name in lower case, for the table lookup
+}
+
+const (
+	// flushAt: replies are written once this much has accumulated, even if
+	// more requests are buffered.
+	flushAt = 64 << 10
+	// bigBulk: a bulk reply at least this long is written straight from
+	// the stored value rather than copied into the output buffer.
+	bigBulk = 64 << 10
+	// keepOut: an output buffer grown beyond this is dropped after a write.
+	keepOut = 1 << 20
+)
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		srv:    s,
+		nc:     nc,
+		rd:     newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
+		out:    make([]byte, 0, 16<<10),
+		id:     s.nextID.Add(1),
+		proto:  2,
+		authed: s.opts.Password == "",
+	}
+}
+
+// serve runs the connection until the client leaves, an error, or Close.
+func (c *conn) serve() {
+	for !c.quit {
+		args, err := c.rd.next()
+		if err != nil {
+			c.addError(err.Error())
+			c.quit = true
+			break
+		}
+		if args == nil {
+			// No complete request is buffered: write the replies of this
+			// batch, then wait for more input.
+			if c.flush() != nil {
+				return
+			}
+			if c.rd.fill(c.nc) != nil {
+				return
+			}
+			continue
+		}
+		c.exec(args)
+		if len(c.out) >= flushAt && c.flush() != nil {
+			return
+		}
+	}
+	c.flush()
+}
+
+// flush writes the buffered replies.
+func (c *conn) flush() error {
+	if c.commands > 0 {
+		c.srv.commands.Add(c.commands)
+		c.commands = 0
+	}
+	if len(c.out) == 0 {
+		return nil
+	}
+	_, err := c.nc.Write(c.out)
+	if cap(c.out) > keepOut {
+		c.out = make([]byte, 0, 16<<10)
+	}
+	c.out = c.out[:0]
+	return err
+}
+
+// exec runs one request: it finds the command, checks its arity and
+// whether the client must authenticate first, and calls it.
+func (c *conn) exec(args [][]byte) {
+	c.commands++
+	cmd := c.lookup(args[0])
+	switch {
+	case cmd == nil:
+		c.addError(unknownCommand(args))
+	case cmd.arity > 0 && len(args) != cmd.arity, cmd.arity < 0 && len(args) < -cmd.arity:
+		c.addError("ERR wrong number of arguments for '" + cmd.name + "' command")
+	case !c.authed && !cmd.noAuth:
+		c.addError("NOAUTH Authentication required.")
+	default:
+		cmd.run(c, args)
+	}
+}
+
+// lookup finds a command by name, case-insensitively, without allocating.
+func (c *conn) lookup(name []byte) *command {
+	if len(name) > len(c.lower) {
+		return nil
+	}
+	b := c.lower[:len(name)]
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		b[i] = ch
+	}
+	return commands[string(b)]
+}
+
+// unknownCommand is valkey's reply to an unknown command, with its first
+// arguments (128 bytes at most) quoted.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(args[0][:min(len(args[0]), 128)])
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = a[:min(len(a), 128-n)]
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+// The reply writers append RESP to c.out. Those named add... only append
+// and may be called with a shard's lock held; bulk may write to the network
+// and must not be.
+
+func (c *conn) addSimple(s string) {
+	c.out = append(c.out, '+')
+	c.out = append(c.out, s...)
+	c.out = append(c.out, '\r', '\n')
+}
+
+func (c *conn) addOK() { c.out = append(c.out, "+OK\r\n"...) }
+
+// addError appends an error reply; msg starts with its code ("ERR ...",
+// "WRONGTYPE ..."). CR and LF in msg become spaces, as in valkey.
+func (c *conn) addError(msg string) {
+	c.out = append(c.out, '-')
+	for i := 0; i < len(msg); i++ {
+		ch := msg[i]
+		if ch == '\r' || ch == '\n' {
+			ch = ' '
+		}
+		c.out = append(c.out, ch)
+	}
+	c.out = append(c.out, '\r', '\n')
+}
+
+func (c *conn) addInt(n int64) {
+	c.out = append(c.out, ':')
+	c.out = strconv.AppendInt(c.out, n, 10)
+	c.out = append(c.out, '\r', '\n')
+}
+
+func (c *conn) addLen(prefix byte, n int) {
+	c.out = append(c.out, prefix)
+	c.out = strconv.AppendInt(c.out, int64(n), 10)
+	c.out = append(c.out, '\r', '\n')
+}
+
+func (c *conn) addBulk(b []byte) {
+	c.addLen('$', len(b))
+	c.out = append(c.out, b...)
+	c.out = append(c.out, '\r', '\n')
+}
+
+func (c *conn) addBulkString(s string) {
+	c.addLen('$', len(s))
+	c.out = append(c.out, s...)
+	c.out = append(c.out, '\r', '\n')
+}
+
+// bulk replies with b. A large b is written to the connection directly, so
+// b must not change afterwards: it is a stored string (immutable) or the
+// caller's own.
+func (c *conn) bulk(b []byte) {
+	if len(b) < bigBulk {
+		c.addBulk(b)
+		return
+	}
+	c.addLen('$', len(b))
+	err := c.flush()
+	if err == nil {
+		_, err = c.nc.Write(b)
+	}
+	if err != nil {
+		c.quit = true // the connection is broken: stop serving it
+	}
+	c.out = append(c.out, '\r', '\n')
+}
+
+// addNull is the null reply: $-1 in RESP2, _ in RESP3.
+func (c *conn) addNull() {
+	if c.proto == 3 {
+		c.out = append(c.out, "_\r\n"...)
+	} else {
+		c.out = append(c.out, "$-1\r\n"...)
+	}
+}
+
+// addNullArray is the null array: *-1 in RESP2, _ in RESP3.
+func (c *conn) addNullArray() {
+	if c.proto == 3 {
+		c.out = append(c.out, "_\r\n"...)
+	} else {
+		c.out = append(c.out, "*-1\r\n"...)
+	}
+}
+
+func (c *conn) addArray(n int) { c.addLen('*', n) }
+
+// addMap starts a map of n pairs: %n in RESP3, an array of 2n in RESP2.
+func (c *conn) addMap(n int) {
+	if c.proto == 3 {
+		c.addLen('%', n)
+	} else {
+		c.addLen('*', 2*n)
+	}
+}
+
+// addSet starts a set of n members: ~n in RESP3, an array in RESP2.
+func (c *conn) addSet(n int) {
+	if c.proto == 3 {
+		c.addLen('~', n)
+	} else {
+		c.addLen('*', n)
+	}
+}
+
+// addDouble is a double in RESP3 and a bulk string in RESP2, formatted as
+// valkey does: the shortest representation, inf, -inf, nan.
+func (c *conn) addDouble(f float64) {
+	var num [32]byte
+	b := appendFloat(num[:0], f)
+	if c.proto == 3 {
+		c.out = append(c.out, ',')
+		c.out = append(c.out, b...)
+		c.out = append(c.out, '\r', '\n')
+	} else {
+		c.addBulk(b)
+	}
+}
+
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	case math.IsNaN(f):
+		return append(b, "nan"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// addVerbatim is a verbatim text string in RESP3 (=), a bulk string in
+// RESP2.
+func (c *conn) addVerbatim(s string) {
+	if c.proto == 3 {
+		c.addLen('=', len(s)+4)
+		c.out = append(c.out, "txt:"...)
+		c.out = append(c.out, s...)
+		c.out = append(c.out, '\r', '\n')
+	} else {
+		c.addBulkString(s)
+	}
+}

@@ -1,0 +1,356 @@
+package respserver
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// The keyspace is a map from key to entry split into shards, each with its
+// own lock, so that connections working on different keys rarely wait for
+// each other. A command that names several keys (MSET, DEL a b c) locks one
+// shard at a time: it is atomic per key, not across keys.
+//
+// Expiry is lazy: an entry whose time has passed is treated as missing by
+// every read and removed by the next write to its key.
+
+const numShards = 64
+
+type kind uint8
+
+const (
+	kindString kind = iota + 1
+	kindList
+	kindHash
+	kindSet
+	kindZSet
+	kindStream
+)
+
+// typeName is what TYPE replies.
+func (k kind) typeName() string {
+	switch k {
+	case kindString:
+		return "string"
+	case kindList:
+		return "list"
+	case kindHash:
+		return "hash"
+	case kindSet:
+		return "set"
+	case kindZSet:
+		return "zset"
+	case kindStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// entry is the value stored under one key.
+//
+// A string value (str) is never modified once stored: a write stores a new
+// slice. So a reader may keep the slice it got under the shard's lock and
+// write it to its connection after releasing the lock. Collections (obj)
+// change in place and are only read under the lock.
+type entry struct {
+	kind     kind
+	expireAt int64  // Unix time in milliseconds; 0: no expiry
+	str      []byte // kindString
+	obj      any    // *list, hashValue, setValue, *zset, *stream
+}
+
+func (e *entry) expired(nowMS int64) bool { return e.expireAt != 0 && e.expireAt <= nowMS }
+
+type (
+	hashValue map[string][]byte
+	setValue  map[string]struct{}
+)
+
+type shard struct {
+	mu sync.RWMutex
+	m  map[string]*entry
+	_  [32]byte // pad to 64 bytes: shards on separate cache lines
+}
+
+type keyspace struct {
+	seed   maphash.Seed
+	shards [numShards]shard
+}
+
+func newKeyspace() *keyspace {
+	ks := &keyspace{seed: maphash.MakeSeed()}
+	for i := range ks.shards {
+		ks.shards[i].m = make(map[string]*entry)
+	}
+	return ks
+}
+
+func (ks *keyspace) shard(key []byte) *shard {
+	return &ks.shards[maphash.Bytes(ks.seed, key)%numShards]
+}
+
+func nowMS() int64 { return time.Now().UnixMilli() }
+
+// get returns the live entry under key, or nil. The caller holds s.mu,
+// for reading or writing.
+func (s *shard) get(key []byte) *entry {
+	e := s.m[string(key)] // no allocation: the compiler converts in place for a lookup
+	if e == nil || (e.expireAt != 0 && e.expired(nowMS())) {
+		return nil
+	}
+	return e
+}
+
+// getForWrite is get for a caller that holds s.mu for writing: an expired
+// entry is removed.
+func (s *shard) getForWrite(key []byte) *entry {
+	e := s.m[string(key)]
+	if e != nil && e.expireAt != 0 && e.expired(nowMS()) {
+		delete(s.m, string(key))
+		return nil
+	}
+	return e
+}
+
+// add stores a new entry under key, which holds none. The caller holds s.mu
+// for writing.
+func (s *shard) add(key []byte, e *entry) { s.m[string(key)] = e }
+
+// remove deletes key; it reports whether a live entry was there.
+func (s *shard) remove(key []byte) bool {
+	e := s.getForWrite(key)
+	if e == nil {
+		return false
+	}
+	delete(s.m, string(key))
+	return true
+}
+
+// collection returns the entry of kind k under key for a write, creating an
+// empty one if there is none (when create is set). It returns errWrongType if
+// the key holds another kind. The caller holds s.mu for writing.
+func (s *shard) collection(key []byte, k kind, create bool) (*entry, error) {
+	e := s.getForWrite(key)
+	if e == nil {
+		if !create {
+			return nil, nil
+		}
+		e = &entry{kind: k, obj: newCollection(k)}
+		s.add(key, e)
+		return e, nil
+	}
+	if e.kind != k {
+		return nil, errWrongType
+	}
+	return e, nil
+}
+
+// dropIfEmpty deletes key when its collection has become empty, as valkey
+// does. The caller holds s.mu for writing.
+func (s *shard) dropIfEmpty(key []byte, e *entry) {
+	empty := false
+	switch o := e.obj.(type) {
+	case *list:
+		empty = o.len() == 0
+	case hashValue:
+		empty = len(o) == 0
+	case setValue:
+		empty = len(o) == 0
+	case *zset:
+		empty = o.len() == 0
+	}
+	if empty {
+		delete(s.m, string(key))
+	}
+}
+
+func newCollection(k kind) any {
+	switch k {
+	case kindList:
+		return &list{}
+	case kindHash:
+		return hashValue{}
+	case kindSet:
+		return setValue{}
+	case kindZSet:
+		return newZSet()
+	case kindStream:
+		return &stream{}
+	}
+	panic("respserver: no collection of kind " + k.typeName())
+}
+
+// size counts the keys, expired ones not yet removed included (as valkey's
+// DBSIZE does).
+func (ks *keyspace) size() int {
+	n := 0
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.mu.RLock()
+		n += len(s.m)
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// counts returns the number of keys and of keys with an expiry.
+func (ks *keyspace) counts() (keys, expires int) {
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.mu.RLock()
+		keys += len(s.m)
+		for _, e := range s.m {
+			if e.expireAt != 0 {
+				expires++
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return keys, expires
+}
+
+func (ks *keyspace) flush() {
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.mu.Lock()
+		s.m = make(map[string]*entry)
+		s.mu.Unlock()
+	}
+}
+
+// list is a double-ended queue in a ring buffer.
+type list struct {
+	items [][]byte
+	head  int // index of the first element in items
+	n     int
+}
+
+func (l *list) len() int { return l.n }
+
+func (l *list) at(i int) []byte { return l.items[(l.head+i)%len(l.items)] }
+
+func (l *list) grow() {
+	if l.n < len(l.items) {
+		return
+	}
+	items := make([][]byte, max(8, 2*len(l.items)))
+	for i := 0; i < l.n; i++ {
+		items[i] = l.at(i)
+	}
+	l.items, l.head = items, 0
+}
+
+func (l *list) pushFront(v []byte) {
+	l.grow()
+	l.head = (l.head - 1 + len(l.items)) % len(l.items)
+	l.items[l.head] = v
+	l.n++
+}
+
+func (l *list) pushBack(v []byte) {
+	l.grow()
+	l.items[(l.head+l.n)%len(l.items)] = v
+	l.n++
+}
+
+func (l *list) popFront() []byte {
+	v := l.items[l.head]
+	l.items[l.head] = nil
+	l.head = (l.head + 1) % len(l.items)
+	l.n--
+	return v
+}
+
+func (l *list) popBack() []byte {
+	i := (l.head + l.n - 1) % len(l.items)
+	v := l.items[i]
+	l.items[i] = nil
+	l.n--
+	return v
+}
+
+// zset is a sorted set: scores by member, and the members ordered by
+// (score, member) in a slice. Inserts and removals are O(n), enough for a
+// test and benchmark server.
+type zset struct {
+	scores map[string]float64
+	sorted []zitem
+}
+
+type zitem struct {
+	score  float64
+	member string
+}
+
+func newZSet() *zset { return &zset{scores: map[string]float64{}} }
+
+func (z *zset) len() int { return len(z.sorted) }
+
+func zless(a, b zitem) bool {
+	return a.score < b.score || (a.score == b.score && a.member < b.member)
+}
+
+// search returns the index of the first item not less than it.
+func (z *zset) search(it zitem) int {
+	lo, hi := 0, len(z.sorted)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if zless(z.sorted[m], it) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// set adds member or changes its score; it reports whether it was added.
+func (z *zset) set(member string, score float64) (added bool) {
+	old, existed := z.scores[member]
+	if existed {
+		if old == score {
+			return false
+		}
+		z.removeSorted(zitem{old, member})
+	}
+	z.scores[member] = score
+	it := zitem{score, member}
+	i := z.search(it)
+	z.sorted = append(z.sorted, zitem{})
+	copy(z.sorted[i+1:], z.sorted[i:])
+	z.sorted[i] = it
+	return !existed
+}
+
+func (z *zset) removeSorted(it zitem) {
+	i := z.search(it)
+	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
+}
+
+func (z *zset) remove(member string) bool {
+	score, ok := z.scores[member]
+	if !ok {
+		return false
+	}
+	delete(z.scores, member)
+	z.removeSorted(zitem{score, member})
+	return true
+}
+
+func (z *zset) popMin() zitem {
+	it := z.sorted[0]
+	z.sorted = append(z.sorted[:0], z.sorted[1:]...)
+	delete(z.scores, it.member)
+	return it
+}
+
+// stream is the least of a stream that XADD and XLEN need.
+type stream struct {
+	lastMS, lastSeq uint64
+	entries         []streamEntry
+}
+
+type streamEntry struct {
+	ms, seq uint64
+	fields  [][]byte // field, value, field, value, ...
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package respserver
+
+const raceEnabled = true

@@ -1,0 +1,139 @@
+package respserver
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// chunkReader returns its data a few bytes at a time.
+type chunkReader struct {
+	data  []byte
+	sizes []byte
+	i     int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := 1 << 20
+	if len(c.sizes) > 0 {
+		n = int(c.sizes[c.i%len(c.sizes)]) + 1
+		c.i++
+	}
+	n = min(n, len(p), len(c.data))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// parseAll feeds data to a reader in chunks and returns every request, or
+// the protocol error that ended parsing.
+func parseAll(data, sizes []byte, maxBuffer int) (reqs [][]string, err error) {
+	p := newReader(maxBuffer, 1<<20)
+	src := &chunkReader{data: data, sizes: sizes}
+	for {
+		args, err := p.next()
+		if err != nil {
+			return reqs, err
+		}
+		if args == nil {
+			if err := p.fill(src); err != nil {
+				if err == io.EOF {
+					return reqs, nil
+				}
+				return reqs, err
+			}
+			continue
+		}
+		req := make([]string, len(args))
+		for i, a := range args {
+			req[i] = string(a)
+		}
+		reqs = append(reqs, req)
+	}
+}
+
+func TestReaderChunks(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	input := encode("SET", "k", big) + "PING\r\n" + "*0\r\n" + encode("ECHO", "") + "  echo 'a b' \"\\x41\\t\"\n" + encode("GET", "k")
+	want := [][]string{{"SET", "k", big}, {"PING"}, {"ECHO", ""}, {"echo", "a b", "A\t"}, {"GET", "k"}}
+	for _, sizes := range [][]byte{nil, {0}, {2, 7, 255}, {100}} {
+		reqs, err := parseAll([]byte(input), sizes, 1<<30)
+		if err != nil {
+			t.Fatalf("chunks %v: %v", sizes, err)
+		}
+		if len(reqs) != len(want) {
+			t.Fatalf("chunks %v: %d requests, want %d", sizes, len(reqs), len(want))
+		}
+		for i := range want {
+			if strings.Join(reqs[i], "|") != strings.Join(want[i], "|") {
+				t.Errorf("chunks %v: request %d is %.40q, want %.40q", sizes, i, reqs[i], want[i])
+			}
+		}
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string][]string{
+		``:                      nil,
+		`  a   b `:              {"a", "b"},
+		`"a b" c`:               {"a b", "c"},
+		`"\x41\x4a\n\"\\"`:      {"AJ\n\"\\"},
+		`'it\'s' "x\y"`:         {"it's", "xy"},
+		`a"b c"`:                {"ab c"},
+		`"" ''`:                 {"", ""},
+		"\tset\tk\tv":           {"set", "k", "v"},
+		`"\xZZ"`:                {"xZZ"},
+		`'\x41'`:                {`\x41`},
+		`"unterminated`:         {"!"},
+		`"closed"then`:          {"!"},
+		`'single`:               {"!"},
+		`"ends with backslash\`: {"!"},
+	} {
+		args, ok := splitArgs([]byte(in), nil)
+		got := make([]string, len(args))
+		for i, a := range args {
+			got[i] = string(a)
+		}
+		if !ok {
+			got = []string{"!"}
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("splitArgs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzReader: any input, in any chunks, parses without a panic, within the
+// buffer limit; a well-formed request parses back to its arguments.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(encode("SET", "k", "v")), []byte{3}, "x")
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$-1\r\n"), []byte{0}, "")
+	f.Add([]byte("PING \"a\\x\r\n"), []byte{}, "y z")
+	f.Add([]byte("*1\r\n$5\r\nab"), []byte{1, 2}, "")
+	f.Fuzz(func(t *testing.T, data, sizes []byte, arg string) {
+		const maxBuffer = 64 << 10
+		parseAll(data, sizes, maxBuffer) // must not panic
+
+		reqs, err := parseAll([]byte(encode("CMD", arg)), sizes, 1<<20)
+		if err != nil || len(reqs) != 1 || len(reqs[0]) != 2 || reqs[0][1] != arg {
+			t.Errorf("encode(CMD, %q): %q, %v", arg, reqs, err)
+		}
+		p := newReader(maxBuffer, 1<<20)
+		src := &chunkReader{data: bytes.Clone(data), sizes: sizes}
+		for {
+			if _, err := p.next(); err != nil {
+				return
+			}
+			if err := p.fill(src); err != nil {
+				break
+			}
+			if len(p.buf) > maxBuffer {
+				t.Fatalf("buffer grew to %d, over %d", len(p.buf), maxBuffer)
+			}
+		}
+	})
+}

@@ -1,0 +1,197 @@
+// Package respserver is a small Valkey-compatible server: the RESP2 and
+// RESP3 protocols, the commands that go-redis, valkey-go, valkey-cli and
+// valkey-benchmark need, and an in-memory keyspace of strings, lists,
+// hashes, sets and sorted sets with expiry.
+//
+// It serves any net.Listener: a TCP one from net.Listen, and a
+// Valkey-over-RDMA one from qp.Listen, at the same time:
+//
+//	srv := respserver.New(nil)
+//	tcp, _ := net.Listen("tcp", "127.0.0.1:6379")
+//	go srv.Serve(tcp)
+//	rdma, err := qp.Listen("192.0.2.1:6379", nil)
+//	if err == nil {
+//		go srv.Serve(rdma)
+//	}
+//	...
+//	srv.Close()
+//
+// Each connection has one goroutine. It reads into a buffer, parses
+// requests in place, and appends replies to an output buffer that it writes
+// once no complete request is left in the input: a pipeline of requests
+// costs one write. It is rdmapool's benchmark server and its tests' peer,
+// not a database: nothing is persisted, and there is no replication,
+// pub/sub, scripting, transactions or client-side caching.
+package respserver
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Server. The zero value is valkey's defaults.
+type Options struct {
+	// Password, when set, must be given with AUTH or HELLO ... AUTH before
+	// any other command (valkey's requirepass).
+	Password string
+	// MaxBulkLen bounds one argument of a request; 0 means 512 MiB
+	// (valkey's proto-max-bulk-len). A longer one is a protocol error.
+	MaxBulkLen int
+	// MaxQueryBuffer bounds the input buffer of a connection, and so the
+	// size of one request; 0 means 1 GiB (valkey's
+	// client-query-buffer-limit). A connection that exceeds it is closed.
+	MaxQueryBuffer int
+}
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("respserver: server closed")
+
+// Server serves RESP connections on any number of listeners.
+type Server struct {
+	opts Options
+	ks   *keyspace
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup // Serve calls and connection goroutines
+
+	nextID   atomic.Int64
+	accepted atomic.Uint64
+	commands atomic.Uint64
+}
+
+// Stats are a Server's counters.
+type Stats struct {
+	Connections      int    // open now
+	TotalConnections uint64 // accepted since New
+	// Commands executed since New. A connection adds its count after each
+	// batch of pipelined commands.
+	Commands uint64
+}
+
+// New returns a Server with an empty keyspace; opts may be nil.
+func New(opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxBulkLen <= 0 {
+		o.MaxBulkLen = 512 << 20
+	}
+	if o.MaxQueryBuffer <= 0 {
+		o.MaxQueryBuffer = 1 << 30
+	}
+	o.MaxQueryBuffer = max(o.MaxQueryBuffer, initialBuffer)
+	return &Server{
+		opts:      o,
+		ks:        newKeyspace(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+	}
+}
+
+// Serve accepts connections on l and serves each on its own goroutine,
+// until l fails or is closed, or the Server is closed. It closes l when it
+// returns, and returns ErrServerClosed after Close, else the error from
+// Accept (after l.Close, one that matches net.ErrClosed).
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+		l.Close()
+		s.wg.Done()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			if ne, ok := err.(interface{ Temporary() bool }); ok && ne.Temporary() {
+				// Out of file descriptors and the like: wait, as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.start(nc)
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *Server) start(nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		nc.Close()
+		return
+	}
+	s.accepted.Add(1)
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		nc.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+}
+
+// Close closes every listener being served and every connection, and
+// waits until every Serve call and connection goroutine has returned.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	var ls []net.Listener
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	var cs []*conn
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	for _, c := range cs {
+		c.nc.Close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// Stats returns the Server's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	open := len(s.conns)
+	s.mu.Unlock()
+	return Stats{Connections: open, TotalConnections: s.accepted.Load(), Commands: s.commands.Load()}
+}

@@ -1,0 +1,376 @@
+package respserver
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Commands on keys of any type, and on strings.
+
+// DEL / UNLINK key [key ...]
+func cmdDel(c *conn, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		s := c.srv.ks.shard(key)
+		s.mu.Lock()
+		if s.remove(key) {
+			n++
+		}
+		s.mu.Unlock()
+	}
+	c.addInt(int64(n))
+}
+
+// EXISTS key [key ...]: a key named twice counts twice.
+func cmdExists(c *conn, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		s := c.srv.ks.shard(key)
+		s.mu.RLock()
+		if s.get(key) != nil {
+			n++
+		}
+		s.mu.RUnlock()
+	}
+	c.addInt(int64(n))
+}
+
+func cmdType(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	t := "none"
+	if e := s.get(args[1]); e != nil {
+		t = e.kind.typeName()
+	}
+	s.mu.RUnlock()
+	c.addSimple(t)
+}
+
+// EXPIRE key seconds / PEXPIRE key milliseconds
+func cmdExpire(c *conn, args [][]byte) {
+	n, ok := parseInt(args[2])
+	if !ok {
+		c.addError(msgNotInteger)
+		return
+	}
+	ms := n
+	if eqFold(args[0], "expire") {
+		if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
+			c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
+			return
+		}
+		ms = n * 1000
+	}
+	now := nowMS()
+	if ms > 0 && ms > math.MaxInt64-now {
+		c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
+		return
+	}
+	s := c.srv.ks.shard(args[1])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.getForWrite(args[1])
+	switch {
+	case e == nil:
+		c.addInt(0)
+	case ms <= 0: // a time in the past deletes the key
+		s.remove(args[1])
+		c.addInt(1)
+	default:
+		e.expireAt = now + ms
+		c.addInt(1)
+	}
+}
+
+// TTL / PTTL key: -2 no key, -1 no expiry.
+func cmdTTL(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	e := s.get(args[1])
+	var ttl int64 = -2
+	if e != nil {
+		ttl = -1
+		if e.expireAt != 0 {
+			ttl = max(e.expireAt-nowMS(), 0)
+			if eqFold(args[0], "ttl") {
+				ttl = (ttl + 500) / 1000
+			}
+		}
+	}
+	s.mu.RUnlock()
+	c.addInt(ttl)
+}
+
+func cmdPersist(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.Lock()
+	e := s.getForWrite(args[1])
+	n := 0
+	if e != nil && e.expireAt != 0 {
+		e.expireAt = 0
+		n = 1
+	}
+	s.mu.Unlock()
+	c.addInt(int64(n))
+}
+
+func cmdGet(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	e := s.get(args[1])
+	var v []byte
+	wrong := e != nil && e.kind != kindString
+	if e != nil {
+		v = e.str
+	}
+	s.mu.RUnlock()
+	switch {
+	case e == nil:
+		c.addNull()
+	case wrong:
+		c.addError(msgWrongType)
+	default:
+		c.bulk(v) // stored strings are immutable: safe after RUnlock
+	}
+}
+
+// setString stores a copy of v as the string under key, keeping the entry
+// (and its expiry) if there is one. The caller holds s.mu for writing and
+// has checked that e, the live entry under key, is nil or what it replaces.
+func (s *shard) setString(key []byte, e *entry, v []byte, expireAt int64) {
+	s.storeString(key, e, append(make([]byte, 0, len(v)), v...), expireAt)
+}
+
+// storeString is setString for a v that the caller gives up (no copy).
+func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
+	if e == nil {
+		s.add(key, &entry{kind: kindString, str: v, expireAt: expireAt})
+		return
+	}
+	e.kind, e.str, e.obj, e.expireAt = kindString, v, nil, expireAt
+}
+
+// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL]
+func cmdSet(c *conn, args [][]byte) {
+	var nx, xx, get, keepTTL bool
+	var expireAt int64
+	haveExpire := false
+	for i := 3; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case eqFold(a, "nx") && !xx:
+			nx = true
+		case eqFold(a, "xx") && !nx:
+			xx = true
+		case eqFold(a, "get"):
+			get = true
+		case eqFold(a, "keepttl") && !haveExpire:
+			keepTTL = true
+		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
+			!haveExpire && !keepTTL && i+1 < len(args):
+			i++
+			n, ok := parseInt(args[i])
+			if !ok {
+				c.addError(msgNotInteger)
+				return
+			}
+			var ms int64
+			var valid bool
+			switch {
+			case eqFold(a, "ex"):
+				ms, valid = mulMS(n, 1000, nowMS())
+			case eqFold(a, "px"):
+				ms, valid = mulMS(n, 1, nowMS())
+			case eqFold(a, "exat"):
+				ms, valid = mulMS(n, 1000, 0)
+			default:
+				ms, valid = mulMS(n, 1, 0)
+			}
+			if !valid {
+				c.addError("ERR invalid expire time in 'set' command")
+				return
+			}
+			expireAt, haveExpire = ms, true
+		default:
+			c.addError(msgSyntax)
+			return
+		}
+	}
+	key, val := args[1], args[2]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	e := s.getForWrite(key)
+	if get && e != nil && e.kind != kindString {
+		s.mu.Unlock()
+		c.addError(msgWrongType)
+		return
+	}
+	var old []byte
+	if e != nil {
+		old = e.str
+	}
+	doSet := !(nx && e != nil) && !(xx && e == nil)
+	if doSet {
+		if keepTTL && e != nil {
+			expireAt = e.expireAt
+		}
+		s.setString(key, e, val, expireAt)
+	}
+	s.mu.Unlock()
+	switch {
+	case get && e == nil:
+		c.addNull()
+	case get:
+		c.bulk(old)
+	case doSet:
+		c.addOK()
+	default:
+		c.addNull()
+	}
+}
+
+// mulMS returns base + n*unit, the Unix time in milliseconds of an expiry,
+// and whether it is valid: n > 0 and no overflow.
+func mulMS(n, unit, base int64) (int64, bool) {
+	if n <= 0 || n > (math.MaxInt64-base)/unit {
+		return 0, false
+	}
+	return base + n*unit, true
+}
+
+// MGET key [key ...]: nil for a missing key or one not holding a string.
+func cmdMGet(c *conn, args [][]byte) {
+	c.addArray(len(args) - 1)
+	for _, key := range args[1:] {
+		s := c.srv.ks.shard(key)
+		s.mu.RLock()
+		e := s.get(key)
+		var v []byte
+		ok := e != nil && e.kind == kindString
+		if ok {
+			v = e.str
+		}
+		s.mu.RUnlock()
+		if ok {
+			c.bulk(v)
+		} else {
+			c.addNull()
+		}
+	}
+}
+
+// MSET key value [key value ...]
+func cmdMSet(c *conn, args [][]byte) {
+	if len(args)%2 != 1 {
+		c.addError("ERR wrong number of arguments for 'mset' command")
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		s := c.srv.ks.shard(args[i])
+		s.mu.Lock()
+		s.setString(args[i], s.getForWrite(args[i]), args[i+1], 0)
+		s.mu.Unlock()
+	}
+	c.addOK()
+}
+
+// INCR / DECR key, INCRBY / DECRBY key n
+func cmdIncr(c *conn, args [][]byte) {
+	by := int64(1)
+	if len(args) == 3 {
+		n, ok := parseInt(args[2])
+		if !ok {
+			c.addError(msgNotInteger)
+			return
+		}
+		by = n
+	}
+	if args[0][0]|0x20 == 'd' { // DECR, DECRBY
+		if by == math.MinInt64 {
+			c.addError("ERR decrement would overflow")
+			return
+		}
+		by = -by
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	e := s.getForWrite(key)
+	var cur int64
+	if e != nil {
+		if e.kind != kindString {
+			s.mu.Unlock()
+			c.addError(msgWrongType)
+			return
+		}
+		n, ok := parseInt(e.str)
+		if !ok {
+			s.mu.Unlock()
+			c.addError(msgNotInteger)
+			return
+		}
+		cur = n
+	}
+	if by > 0 && cur > math.MaxInt64-by || by < 0 && cur < math.MinInt64-by {
+		s.mu.Unlock()
+		c.addError("ERR increment or decrement would overflow")
+		return
+	}
+	cur += by
+	expireAt := int64(0)
+	if e != nil {
+		expireAt = e.expireAt
+	}
+	s.storeString(key, e, strconv.AppendInt(make([]byte, 0, 20), cur, 10), expireAt)
+	s.mu.Unlock()
+	c.addInt(cur)
+}
+
+// APPEND key value: stores a new string (stored strings never change).
+func cmdAppend(c *conn, args [][]byte) {
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	e := s.getForWrite(key)
+	if e != nil && e.kind != kindString {
+		s.mu.Unlock()
+		c.addError(msgWrongType)
+		return
+	}
+	var v []byte
+	expireAt := int64(0)
+	if e != nil {
+		v, expireAt = e.str, e.expireAt
+	}
+	if len(v)+len(args[2]) > c.srv.opts.MaxBulkLen {
+		s.mu.Unlock()
+		c.addError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+		return
+	}
+	v = append(v[:len(v):len(v)], args[2]...) // a new array, never the stored one
+	if e == nil {
+		s.add(key, &entry{kind: kindString, str: v})
+	} else {
+		e.str, e.expireAt = v, expireAt
+	}
+	s.mu.Unlock()
+	c.addInt(int64(len(v)))
+}
+
+func cmdStrlen(c *conn, args [][]byte) {
+	s := c.srv.ks.shard(args[1])
+	s.mu.RLock()
+	e := s.get(args[1])
+	n, wrong := 0, e != nil && e.kind != kindString
+	if e != nil {
+		n = len(e.str)
+	}
+	s.mu.RUnlock()
+	if wrong {
+		c.addError(msgWrongType)
+		return
+	}
+	c.addInt(int64(n))
+}
