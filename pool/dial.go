@@ -1,0 +1,144 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// dial opens a connection by the pool's policy. After a failed dial, the
+// next waits out a backoff (doubling from MinBackoff to MaxBackoff), within
+// ctx.
+func (p *Pool) dial(ctx context.Context) (*PooledConn, error) {
+	p.mu.Lock()
+	wait := time.Until(p.nextDial)
+	p.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	defer cancel()
+	c, err := p.dialTransport(ctx)
+	p.mu.Lock()
+	if err != nil {
+		p.backoff = min(max(p.backoff*2, p.opts.MinBackoff), p.opts.MaxBackoff)
+		p.nextDial = time.Now().Add(p.backoff)
+	} else {
+		p.backoff, p.nextDial = 0, time.Time{}
+	}
+	p.mu.Unlock()
+	if err != nil {
+		p.dialErrors.Add(1)
+		return nil, err
+	}
+	now := time.Now()
+	return &PooledConn{Conn: c, pool: p, created: now, lastUsed: now}, nil
+}
+
+// dialTransport dials RDMA or TCP as the policy says; Auto falls back to
+// TCP when RDMA is unavailable, records why, and sticks to TCP for
+// RDMARetryInterval.
+func (p *Pool) dialTransport(ctx context.Context) (Conn, error) {
+	tryRDMA := p.opts.Policy == RDMAOnly
+	if p.opts.Policy == Auto {
+		p.mu.Lock()
+		tryRDMA = time.Now().After(p.tcpUntil)
+		p.mu.Unlock()
+	}
+	if tryRDMA {
+		c, err := qp.Dial(ctx, p.opts.RDMAAddr, p.opts.RDMA)
+		if err == nil {
+			p.dials[0].Add(1)
+			return rdmaConn{c}, nil
+		}
+		reason := fallbackReason(err)
+		if p.opts.Policy == RDMAOnly || reason == "" {
+			return nil, err
+		}
+		p.fellBack(&FallbackError{Reason: reason, Err: err})
+	}
+	c, err := DialTCP(ctx, p.opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	p.dials[1].Add(1)
+	return c, nil
+}
+
+// fellBack records a fallback, starts the TCP period and tells the hook.
+func (p *Pool) fellBack(fe *FallbackError) {
+	p.mu.Lock()
+	p.fallbacks[fe.Reason]++
+	p.lastFall = fe
+	p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
+	hook := p.opts.OnFallback
+	p.mu.Unlock()
+	if hook != nil {
+		hook(fe)
+	}
+}
+
+// PooledConn is a connection from a Pool. Close returns it to the pool
+// unless an error was seen on it, when it is closed for good; Discard always
+// closes it.
+type PooledConn struct {
+	Conn
+	pool     *Pool
+	created  time.Time
+	lastUsed time.Time
+	inUse    atomic.Bool
+	broken   atomic.Bool
+}
+
+// Read reads, and marks the connection broken on any error, a timeout
+// included: a request whose reply was not read leaves the connection out of
+// step with the protocol.
+func (c *PooledConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.broken.Store(true)
+	}
+	return n, err
+}
+
+// Write writes, and marks the connection broken on any error.
+func (c *PooledConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.broken.Store(true)
+	}
+	return n, err
+}
+
+// Close returns the connection to its pool. Calling it again does nothing.
+func (c *PooledConn) Close() error {
+	if !c.inUse.Swap(false) {
+		return nil
+	}
+	c.Conn.SetDeadline(time.Time{})
+	c.pool.put(c)
+	return nil
+}
+
+// Discard closes the connection for good and frees its place in the pool.
+func (c *PooledConn) Discard() error {
+	if !c.inUse.Swap(false) {
+		return nil
+	}
+	c.pool.discard(c)
+	return nil
+}
+
+var errTLSRDMA = errors.New("rdmapool: RDMA has no TLS; use policy auto or tcp to connect with TLS over TCP")
+
+var _ net.Conn = (*PooledConn)(nil)

@@ -1,0 +1,133 @@
+package pool
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// Dialer dials Valkey servers through a Pool per target address, with the
+// exact signatures that go-redis and valkey-go take, without importing
+// either:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: addr, Dialer: d.DialContext})
+//	vk, _ := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey})
+//
+// The client libraries keep their own idle connections, so a connection
+// from a Dialer is closed for good when the client closes it; the Pool
+// chooses the transport, counts and bounds what is open (MaxOpen), backs off
+// after failures and records fallbacks.
+type Dialer struct {
+	// Options is the template for each target's Pool; its Addr is ignored
+	// (the client gives it). RDMAPort maps the TCP port to the RDMA one.
+	Options Options
+
+	mu     sync.Mutex
+	pools  map[string]*Pool
+	closed bool
+}
+
+// Pool returns the pool for addr, creating it.
+func (d *Dialer) Pool(addr string) (*Pool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	if p, ok := d.pools[addr]; ok {
+		return p, nil
+	}
+	o := d.Options
+	o.Addr = addr
+	o.MinIdle = 0 // the client library keeps its own idle connections
+	p, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	if d.pools == nil {
+		d.pools = map[string]*Pool{}
+	}
+	d.pools[addr] = p
+	return p, nil
+}
+
+// DialContext has the signature of go-redis v9's Options.Dialer.
+func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if network != "tcp" && network != "tcp4" && network != "tcp6" {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("rdmapool: network %q is not supported (want tcp)", network)}
+	}
+	return d.dial(ctx, addr)
+}
+
+// DialValkey has the signature of valkey-go's ClientOption.DialCtxFn. With
+// a TLS config, RDMA (which has no TLS) is not used: policy RDMAOnly fails,
+// the others connect over TCP with TLS and record the fallback.
+func (d *Dialer) DialValkey(ctx context.Context, addr string, _ *net.Dialer, cfg *tls.Config) (net.Conn, error) {
+	if cfg == nil {
+		return d.dial(ctx, addr)
+	}
+	p, err := d.Pool(addr)
+	if err != nil {
+		return nil, err
+	}
+	if p.opts.Policy == RDMAOnly {
+		return nil, &net.OpError{Op: "dial", Net: "rdma", Err: errTLSRDMA}
+	}
+	if p.opts.Policy == Auto {
+		p.fellBack(&FallbackError{Reason: ReasonTLS, Err: errTLSRDMA})
+	}
+	c, err := DialTCP(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	p.dials[1].Add(1)
+	tc := tls.Client(c, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		tc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
+	p, err := d.Pool(addr)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return clientConn{c}, nil
+}
+
+// clientConn is a pooled connection handed to a client library: its Close
+// closes it for good.
+type clientConn struct{ *PooledConn }
+
+func (c clientConn) Close() error { return c.Discard() }
+
+// Stats returns the stats of each target's pool.
+func (d *Dialer) Stats() map[string]Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := make(map[string]Stats, len(d.pools))
+	for a, p := range d.pools {
+		m[a] = p.Stats()
+	}
+	return m
+}
+
+// Close closes every pool.
+func (d *Dialer) Close() error {
+	d.mu.Lock()
+	pools := d.pools
+	d.pools, d.closed = nil, true
+	d.mu.Unlock()
+	for _, p := range pools {
+		p.Close()
+	}
+	return nil
+}

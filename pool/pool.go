@@ -1,0 +1,406 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// Options configure a Pool. Addr is required.
+type Options struct {
+	// Addr is the target's TCP address, host:port.
+	Addr string
+	// RDMAAddr is the target's RDMA address; empty means Addr's host with
+	// RDMAPort, or Addr itself when RDMAPort is 0.
+	RDMAAddr string
+	// RDMAPort is the RDMA port when RDMAAddr is empty (valkey-server's
+	// --rdma-port); 0 means the TCP port.
+	RDMAPort int
+	// Policy chooses the transport; the zero value is Auto.
+	Policy Policy
+	// MinIdle connections are kept open, dialled in the background.
+	MinIdle int
+	// MaxOpen bounds the connections open at once, idle or in use; Get
+	// waits at the limit. 0 means 16.
+	MaxOpen int
+	// MaxIdleTime closes connections idle for longer; 0 means 5 minutes,
+	// negative never.
+	MaxIdleTime time.Duration
+	// MaxLifetime closes connections older than this when they come back
+	// or sit idle; 0 means never.
+	MaxLifetime time.Duration
+	// DialTimeout bounds one dial; 0 means 5 s.
+	DialTimeout time.Duration
+	// RDMARetryInterval is how long Auto uses TCP after a fallback before
+	// it tries RDMA again; 0 means 30 s.
+	RDMARetryInterval time.Duration
+	// MinBackoff and MaxBackoff bound the wait between failed dials; 0
+	// means 10 ms and 2 s.
+	MinBackoff, MaxBackoff time.Duration
+	// OnFallback, if set, is called (on the dialling goroutine) for every
+	// connection that uses TCP although RDMA was preferred.
+	OnFallback func(*FallbackError)
+	// RDMA configures RDMA connections.
+	RDMA *qp.Options
+}
+
+// Stats are a pool's counters.
+type Stats struct {
+	Open, Idle, InUse int
+	Waits             uint64        // Gets that had to wait for a connection
+	WaitTime          time.Duration // total time Gets waited
+	Dials             map[Transport]uint64
+	Fallbacks         map[FallbackReason]uint64
+	LastFallback      *FallbackError // nil if none
+	DialErrors        uint64
+	Unhealthy         uint64 // connections found dead and closed
+	Evicted           uint64 // closed for idleness or age
+}
+
+// ErrClosed is returned by Get on a closed pool; it matches net.ErrClosed.
+var ErrClosed = fmt.Errorf("rdmapool: pool closed: %w", net.ErrClosed)
+
+// Pool holds connections to one target.
+type Pool struct {
+	opts Options
+
+	mu        sync.Mutex
+	idle      []*PooledConn // LIFO: the most recently used is reused first
+	open      int
+	waiters   []chan struct{}
+	closed    bool
+	tcpUntil  time.Time // Auto uses TCP until then, after a fallback
+	backoff   time.Duration
+	nextDial  time.Time // after a failed dial, no new dial before this
+	lastFall  *FallbackError
+	fallbacks map[FallbackReason]uint64
+
+	dials      [2]atomic.Uint64 // by transport: RDMA, TCP
+	waits      atomic.Uint64
+	waitNanos  atomic.Int64
+	dialErrors atomic.Uint64
+	unhealthy  atomic.Uint64
+	evicted    atomic.Uint64
+
+	stop chan struct{}
+	done chan struct{}
+	kick chan struct{} // wakes the maintainer to top up MinIdle
+}
+
+// New returns a pool for the target; it dials MinIdle connections in the
+// background.
+func New(opts Options) (*Pool, error) {
+	if opts.Addr == "" {
+		return nil, errors.New("rdmapool: pool: Addr is required")
+	}
+	if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
+		return nil, fmt.Errorf("rdmapool: pool: bad Addr %q: %w", opts.Addr, err)
+	}
+	if opts.RDMAAddr == "" {
+		opts.RDMAAddr = opts.Addr
+		if opts.RDMAPort != 0 {
+			host, _, _ := net.SplitHostPort(opts.Addr)
+			opts.RDMAAddr = net.JoinHostPort(host, fmt.Sprint(opts.RDMAPort))
+		}
+	}
+	if opts.MaxOpen <= 0 {
+		opts.MaxOpen = 16
+	}
+	if opts.MinIdle > opts.MaxOpen {
+		opts.MinIdle = opts.MaxOpen
+	}
+	if opts.MaxIdleTime == 0 {
+		opts.MaxIdleTime = 5 * time.Minute
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 5 * time.Second
+	}
+	if opts.RDMARetryInterval <= 0 {
+		opts.RDMARetryInterval = 30 * time.Second
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = 10 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 2 * time.Second
+	}
+	p := &Pool{
+		opts: opts, fallbacks: map[FallbackReason]uint64{},
+		stop: make(chan struct{}), done: make(chan struct{}), kick: make(chan struct{}, 1),
+	}
+	go p.maintain()
+	return p, nil
+}
+
+// Get returns an idle connection, or dials one, or waits for one when
+// MaxOpen are open, until ctx ends. Close the connection to return it.
+func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
+	var waitStart time.Time
+	defer func() {
+		if !waitStart.IsZero() {
+			p.waitNanos.Add(int64(time.Since(waitStart)))
+		}
+	}()
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if n := len(p.idle); n > 0 {
+			c := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			if p.expired(c, time.Now()) {
+				p.evicted.Add(1)
+				p.discard(c)
+				continue
+			}
+			if !healthy(c.Conn) {
+				p.unhealthy.Add(1)
+				p.discard(c)
+				continue
+			}
+			c.inUse.Store(true)
+			return c, nil
+		}
+		if p.open < p.opts.MaxOpen {
+			p.open++
+			p.mu.Unlock()
+			c, err := p.dial(ctx)
+			if err != nil {
+				p.release()
+				return nil, err
+			}
+			c.inUse.Store(true)
+			return c, nil
+		}
+		w := make(chan struct{}, 1)
+		p.waiters = append(p.waiters, w)
+		p.mu.Unlock()
+		if waitStart.IsZero() {
+			waitStart = time.Now()
+			p.waits.Add(1)
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			p.mu.Lock()
+			for i, x := range p.waiters {
+				if x == w {
+					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+					break
+				}
+			}
+			p.mu.Unlock()
+			select {
+			case <-w: // a slot was handed to us meanwhile: pass it on
+				p.notify()
+			default:
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// notify wakes one waiter, if any.
+func (p *Pool) notify() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notifyLocked()
+}
+
+func (p *Pool) notifyLocked() {
+	if len(p.waiters) > 0 {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		w <- struct{}{}
+	}
+}
+
+// release gives back the slot of a connection that was closed or never
+// opened.
+func (p *Pool) release() {
+	p.mu.Lock()
+	p.open--
+	p.notifyLocked()
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// discard closes a connection and gives back its slot.
+func (p *Pool) discard(c *PooledConn) {
+	c.Conn.Close()
+	p.release()
+}
+
+// put returns a connection from Get.
+func (p *Pool) put(c *PooledConn) {
+	if c.broken.Load() {
+		p.discard(c)
+		return
+	}
+	if p.expired(c, time.Now()) {
+		p.evicted.Add(1)
+		p.discard(c)
+		return
+	}
+	c.lastUsed = time.Now()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.discard(c)
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+func (p *Pool) expired(c *PooledConn, now time.Time) bool {
+	if p.opts.MaxLifetime > 0 && now.Sub(c.created) > p.opts.MaxLifetime {
+		return true
+	}
+	return p.opts.MaxIdleTime > 0 && !c.lastUsed.IsZero() && now.Sub(c.lastUsed) > p.opts.MaxIdleTime
+}
+
+// healthy checks, without blocking, that an idle connection is still
+// usable: a read with a deadline in the past must time out. Data or EOF on
+// an idle connection means it is broken (the peer closed, or it is out of
+// step).
+func healthy(c Conn) bool {
+	if err := c.SetReadDeadline(time.Unix(1, 0)); err != nil {
+		return false
+	}
+	var b [1]byte
+	_, err := c.Read(b[:])
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	return c.SetReadDeadline(time.Time{}) == nil
+}
+
+// Close closes every idle connection and wakes every waiter; connections
+// in use are closed when they come back.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	waiters := p.waiters
+	p.waiters = nil
+	p.mu.Unlock()
+	for _, w := range waiters {
+		w <- struct{}{}
+	}
+	close(p.stop)
+	<-p.done
+	for _, c := range idle {
+		p.discard(c)
+	}
+	return nil
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{
+		Open: p.open, Idle: len(p.idle), InUse: p.open - len(p.idle),
+		Waits: p.waits.Load(), WaitTime: time.Duration(p.waitNanos.Load()),
+		Dials:        map[Transport]uint64{RDMA: p.dials[0].Load(), TCP: p.dials[1].Load()},
+		Fallbacks:    map[FallbackReason]uint64{},
+		LastFallback: p.lastFall,
+		DialErrors:   p.dialErrors.Load(), Unhealthy: p.unhealthy.Load(), Evicted: p.evicted.Load(),
+	}
+	for k, v := range p.fallbacks {
+		s.Fallbacks[k] = v
+	}
+	return s
+}
+
+// maintain evicts idle connections past MaxIdleTime or MaxLifetime and
+// keeps MinIdle open, backing off after failed dials.
+func (p *Pool) maintain() {
+	defer close(p.done)
+	period := time.Second
+	if p.opts.MaxIdleTime > 0 {
+		period = min(period, p.opts.MaxIdleTime/2)
+	}
+	if p.opts.MaxLifetime > 0 {
+		period = min(period, p.opts.MaxLifetime/2)
+	}
+	t := time.NewTicker(max(period, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		p.evictIdle()
+		p.topUp()
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		case <-p.kick:
+		}
+	}
+}
+
+func (p *Pool) evictIdle() {
+	now := time.Now()
+	p.mu.Lock()
+	var old []*PooledConn
+	keep := p.idle[:0]
+	for _, c := range p.idle {
+		if p.expired(c, now) {
+			old = append(old, c)
+		} else {
+			keep = append(keep, c)
+		}
+	}
+	p.idle = keep
+	p.mu.Unlock()
+	for _, c := range old {
+		p.evicted.Add(1)
+		p.discard(c)
+	}
+}
+
+func (p *Pool) topUp() {
+	for {
+		p.mu.Lock()
+		if p.closed || len(p.idle) >= p.opts.MinIdle || p.open >= p.opts.MaxOpen || time.Now().Before(p.nextDial) {
+			p.mu.Unlock()
+			return
+		}
+		p.open++
+		p.mu.Unlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-p.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		c, err := p.dial(ctx)
+		cancel()
+		if err != nil {
+			p.release()
+			return
+		}
+		p.put(c)
+	}
+}

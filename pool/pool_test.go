@@ -1,0 +1,334 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader"
+)
+
+// echoServer serves TCP echo on 127.0.0.1 until the test ends; kill closes
+// every connection it has accepted.
+type echoServer struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newEchoServer(t *testing.T) *echoServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &echoServer{l: l}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				io.Copy(c, c)
+				c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		s.kill()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *echoServer) addr() string { return s.l.Addr().String() }
+
+func (s *echoServer) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
+func newPool(t *testing.T, o Options) *Pool {
+	t.Helper()
+	g := runtime.NumGoroutine()
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		checkGoroutines(t, g)
+	})
+	return p
+}
+
+func checkGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines left behind:\n%s", n-before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func ping(t *testing.T, c net.Conn) {
+	t.Helper()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
+		t.Fatalf("echo: %q, %v", b, err)
+	}
+}
+
+func TestPoolLimitAndWait(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	ctx := context.Background()
+	a, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping(t, a)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Get(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get at the limit: %v, want context.DeadlineExceeded", err)
+	}
+	got := make(chan *PooledConn, 1)
+	go func() {
+		c, err := p.Get(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	time.Sleep(20 * time.Millisecond)
+	a.Close()
+	c := <-got
+	if c.Conn != a.Conn {
+		t.Errorf("the waiter did not get the returned connection")
+	}
+	ping(t, c)
+	st := p.Stats()
+	if st.Open != 2 || st.InUse != 2 || st.Waits != 2 || st.WaitTime <= 0 || st.Dials[TCP] != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	c.Close()
+	b.Close()
+	if st := p.Stats(); st.Idle != 2 || st.InUse != 0 {
+		t.Errorf("after returning both: %+v", st)
+	}
+}
+
+func TestPoolCloseWakesWaiters(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 1})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := p.Get(context.Background())
+			errc <- err
+		}()
+	}
+	time.Sleep(30 * time.Millisecond)
+	p.Close()
+	for range 3 {
+		if err := <-errc; !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {
+			t.Errorf("waiter after Close: %v", err)
+		}
+	}
+	c.Close() // closed for good: the pool is closed
+	if st := p.Stats(); st.Open != 0 {
+		t.Errorf("open after Close and return: %d", st.Open)
+	}
+}
+
+func TestPoolHealthCheck(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping(t, c)
+	c.Close()
+	s.kill() // the server drops the idle connection
+	time.Sleep(50 * time.Millisecond)
+	c2, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	ping(t, c2) // a new, working connection
+	if st := p.Stats(); st.Unhealthy != 1 || st.Dials[TCP] != 2 {
+		t.Errorf("stats %+v, want 1 unhealthy and 2 dials", st)
+	}
+}
+
+func TestPoolBrokenConnIsNotReused(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("read succeeded")
+	}
+	c.Close()
+	if st := p.Stats(); st.Idle != 0 || st.Open != 0 {
+		t.Errorf("a connection that timed out was kept: %+v", st)
+	}
+}
+
+func TestPoolEvictionAndLifetime(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxIdleTime: 50 * time.Millisecond})
+	c, _ := p.Get(context.Background())
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Idle != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := p.Stats(); st.Idle != 0 || st.Evicted != 1 || st.Open != 0 {
+		t.Errorf("idle connection not evicted: %+v", st)
+	}
+
+	p2 := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxLifetime: 30 * time.Millisecond})
+	c, _ = p2.Get(context.Background())
+	time.Sleep(60 * time.Millisecond)
+	c.Close() // too old: closed, not kept
+	if st := p2.Stats(); st.Idle != 0 || st.Evicted != 1 {
+		t.Errorf("old connection kept: %+v", st)
+	}
+}
+
+func TestPoolMinIdle(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MinIdle: 3})
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Idle < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := p.Stats(); st.Idle != 3 {
+		t.Errorf("MinIdle 3, idle %d", st.Idle)
+	}
+}
+
+func TestPoolDialFailureBacksOff(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: 100 * time.Millisecond})
+	for range 2 {
+		if _, err := p.Get(context.Background()); err == nil {
+			t.Fatal("Get succeeded with nothing listening")
+		}
+	}
+	if st := p.Stats(); st.DialErrors != 2 || st.Open != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	// Within the backoff a Get with a shorter deadline does not dial.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := p.Get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Get during the backoff: %v", err)
+	}
+}
+
+func TestPoolConcurrent(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 4})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for range 50 {
+				c, err := p.Get(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if st := p.Stats(); st.Open > 4 {
+					t.Errorf("open %d > MaxOpen", st.Open)
+				}
+				ping(t, c)
+				c.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestAutoFallsBack: with no RDMA here, Auto dials TCP and says why; RDMA
+// only fails with the reason.
+func TestAutoFallsBack(t *testing.T) {
+	if rdmatest.Available() {
+		t.Skip("this machine has RDMA; the fallback from missing RDMA is tested on the host")
+	}
+	s := newEchoServer(t)
+	var hooked []*FallbackError
+	var mu sync.Mutex
+	p := newPool(t, Options{Addr: s.addr(), OnFallback: func(fe *FallbackError) {
+		mu.Lock()
+		hooked = append(hooked, fe)
+		mu.Unlock()
+	}})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Transport() != TCP {
+		t.Errorf("transport %s, want tcp", c.Transport())
+	}
+	ping(t, c)
+	st := p.Stats()
+	if st.LastFallback == nil || st.Fallbacks[st.LastFallback.Reason] != 1 || len(hooked) != 1 {
+		t.Fatalf("fallback not reported: %+v, hook %v", st, hooked)
+	}
+	t.Logf("fallback: %v", st.LastFallback)
+
+	r := newPool(t, Options{Addr: s.addr(), Policy: RDMAOnly})
+	_, err = r.Get(context.Background())
+	if err == nil {
+		t.Fatal("RDMA only succeeded without RDMA")
+	}
+	if fallbackReason(err) == "" && !errors.Is(err, loader.ErrUnavailable) {
+		t.Errorf("RDMA only: %v, want an error saying RDMA is unavailable", err)
+	}
+	t.Logf("RDMA only: %v", err)
+}

@@ -1,0 +1,750 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+	"github.com/valyala/bytebufferpool"
+	"golang.org/x/sys/unix"
+)
+
+// TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
+//
+// gnet gives a connection no deadlines, no blocking Read or Write and no
+// dial timeout; TCPConn adds them:
+//
+//   - Inbound bytes are copied, in the event loop's OnTraffic, into a
+//     bytebufferpool buffer that Read drains. A reader that finds nothing
+//     polls for tcpSpinWait (with GOMAXPROCS of 4 or more), then parks on
+//     a channel that OnTraffic and OnClose signal.
+//   - Write calls write(2) on the socket itself while the kernel takes the
+//     bytes (see tcpDirectWrites). When the kernel's buffer is full, it
+//     hands the rest to the event loop with AsyncWrite (the one write of
+//     gnet that may be called off the event loop), a chunk of at most
+//     tcpWriteChunk bytes at a time: gnet writes what the kernel takes,
+//     copies the rest into the connection's outbound buffer and sends it
+//     when the socket is writable. Write waits for that buffer to drain
+//     before it writes more and before it returns, so it returns once the
+//     kernel has everything, and no more than one chunk is ever queued in
+//     user space.
+//   - A deadline fails a Read or Write that would otherwise wait, as in
+//     package qp: data already received is returned, and a Write that the
+//     kernel takes at once succeeds, even after the deadline.
+//
+// A write deadline that passes while a chunk is still queued in gnet
+// returns a timeout, but the chunk is not withdrawn: gnet still sends it.
+// The n returned counts it, so the stream stays consistent for a caller
+// that continues with p[n:].
+type TCPConn struct {
+	gc           gnet.Conn
+	laddr, raddr net.Addr
+	fd           int           // gnet's descriptor for the socket
+	direct       bool          // Write calls write(2) itself first (tcpDirectWrites)
+	spinWait     time.Duration // tcpSpinWait when dialled, if GOMAXPROCS allows
+	opened       bool          // OnOpen ran (set on the event loop before EnrollContext returns)
+
+	// fdmu is held around each write(2) we make on fd, and by OnClose
+	// before gnet closes fd, which sets fdDone: a descriptor number is
+	// never written after gnet has closed it (and maybe reused it).
+	fdmu   sync.Mutex
+	fdDone bool
+
+	// mu guards the state below; the event loop takes it in OnTraffic and
+	// OnClose.
+	mu      sync.Mutex
+	in      *bytebufferpool.ByteBuffer // received, unread: in.B[off:]
+	off     int
+	closed  bool  // Close was called
+	gone    bool  // gnet closed the connection (OnClose)
+	goneErr error // the error OnClose gave, nil if we closed it
+
+	avail  atomic.Bool   // there is data, or gnet closed the connection: a spinning Read looks at it
+	rdy    chan struct{} // cap 1: data arrived or the state changed
+	done   chan struct{} // closed by Close
+	goneCh chan struct{} // closed by OnClose
+
+	// The write side; wmu serialises writers and guards queued, probing
+	// and wtimer.
+	wmu     sync.Mutex
+	queued  int  // bytes gnet still held at the last look
+	probing bool // a probe's answer is still to come on pres
+	wtimer  *time.Timer
+	wres    chan tcpWriteResult // cap 1: AsyncWrite's callback
+	pres    chan int            // cap 1: a probe's answer
+	wcb     gnet.AsyncCallback  // bound once: no allocation per Write
+	probe   gnet.Runnable
+
+	rd, wd tcpDeadline
+}
+
+type tcpWriteResult struct {
+	queued int // bytes gnet kept in its outbound buffer
+	err    error
+}
+
+const (
+	// tcpWriteChunk bounds the bytes handed to the event loop at once, and
+	// so what gnet may copy into its outbound buffer when the kernel's is
+	// full. It equals gnet's default write buffer, which gnet keeps in a
+	// ring buffer instead of a list of allocated slices.
+	tcpWriteChunk = 64 << 10
+	// tcpKeepInbound is the largest inbound buffer a connection keeps once
+	// it has read everything; a larger one goes back to the pool.
+	tcpKeepInbound = 64 << 10
+	// The bounds of the backoff between looks at gnet's outbound buffer:
+	// gnet tells nobody when it has drained it.
+	tcpProbeMin = 20 * time.Microsecond
+	tcpProbeMax = time.Millisecond
+)
+
+var _ Conn = (*TCPConn)(nil)
+
+// tcpDirectWrites makes Write call write(2) on the socket from the
+// caller's goroutine while the kernel takes the bytes, and go through the
+// event loop only when it does not. Through the event loop every Write
+// costs a wake-up of the loop's thread and, inside gnet's AsyncWrite, three
+// allocations (the hook, the method value, the task queue's node); the
+// direct write costs neither. It bypasses nothing gnet relies on: gnet
+// writes to the socket only from its outbound buffer, which is empty
+// whenever we write (Write waits for it to drain first), and fdmu keeps us
+// off the descriptor once gnet closes it. Tests and the benchmark turn it
+// off to exercise and compare the AsyncWrite-only path.
+var tcpDirectWrites = true
+
+// tcpSpinWait is how long a Read that finds nothing polls for data, with
+// runtime.Gosched between looks, before it parks until OnTraffic wakes it.
+// Like the RDMA connection's SpinWait, it buys latency with a busy
+// processor while it lasts: with gnet, what arrives is read by the event
+// loop's goroutine, and the wake-up of a parked reader is a second
+// scheduling hop that net.Conn does not have.
+//
+// It needs spare Ps: the spinner holds one, and an event loop blocked in
+// epoll_wait holds another (gnet makes the call from a goroutine), so with
+// fewer than tcpSpinMinProcs the runtime's network poller and the loop wait
+// for sysmon to free a P, and spinning made round trips slower (measured:
+// 64-byte echo, GOMAXPROCS 2: 62µs without, 85µs with; 3: equal; 4 and 8:
+// 62µs without, 31-37µs with, net.Conn 20µs). A connection takes the value
+// when it is dialled; the benchmark sets it to 0 to compare.
+var tcpSpinWait = 50 * time.Microsecond
+
+const tcpSpinMinProcs = 4
+
+var errTCPRegister = errors.New("gnet: the event loop could not register the connection")
+
+// tcpInPool is ours alone, so that its size calibration follows what TCP
+// connections receive.
+var tcpInPool bytebufferpool.Pool
+
+// DialTCP connects to addr ("host:port") over TCP and registers the
+// connection with the process's gnet event loops, starting them if this is
+// the first connection.
+//
+// ctx bounds the dial (cancellation and deadline); when it ends first,
+// nothing is left behind. Errors are *net.OpError values, as the net
+// package's are; a refused connection matches syscall.ECONNREFUSED.
+func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
+	cli, err := acquireTCPEngine()
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tcpStringAddr(addr), Err: err}
+	}
+	// gnet's Client.Dial is net.Dial with neither a context nor a timeout,
+	// and Client.DialContext's "context" is only a value to attach. So we
+	// connect with net.Dialer, which ctx cancels in the kernel's connect
+	// itself (no goroutine or socket outlives it), and give the socket to
+	// gnet with Client.EnrollContext: it duplicates the descriptor,
+	// registers the duplicate with an event loop, closes ours, and returns
+	// once OnOpen has run.
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		releaseTCPEngine()
+		// The net package reports a passed deadline as the context's error
+		// or as the socket's (before the context has noticed), whichever
+		// came first; match both.
+		var oe *net.OpError
+		var ne net.Error
+		if errors.As(err, &oe) && errors.As(err, &ne) && ne.Timeout() && tcpDeadlinePassed(ctx) {
+			oe.Err = tcpDialTimeout{}
+		}
+		return nil, err
+	}
+	tc := &TCPConn{
+		laddr:  nc.LocalAddr(),
+		raddr:  nc.RemoteAddr(),
+		rdy:    make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		goneCh: make(chan struct{}),
+		wres:   make(chan tcpWriteResult, 1),
+		pres:   make(chan int, 1),
+		rd:     newTCPDeadline(),
+		wd:     newTCPDeadline(),
+	}
+	tc.wcb = tc.written
+	tc.probe = gnet.RunnableFunc(tc.look)
+	gc, err := cli.EnrollContext(nc, tc)
+	if err != nil {
+		releaseTCPEngine()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Source: tc.laddr, Addr: tc.raddr, Err: err}
+	}
+	if !tc.opened {
+		// The event loop failed to register the descriptor (epoll_ctl), has
+		// closed it, and EnrollContext does not say so.
+		releaseTCPEngine()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Source: tc.laddr, Addr: tc.raddr, Err: errTCPRegister}
+	}
+	tc.gc = gc
+	tc.fd = gc.Fd()
+	tc.direct = tcpDirectWrites
+	if runtime.GOMAXPROCS(0) >= tcpSpinMinProcs {
+		tc.spinWait = tcpSpinWait
+	}
+	return tc, nil
+}
+
+// Transport reports TCP.
+func (tc *TCPConn) Transport() Transport { return TCP }
+
+// LocalAddr is the local address.
+func (tc *TCPConn) LocalAddr() net.Addr { return tc.laddr }
+
+// RemoteAddr is the peer's address.
+func (tc *TCPConn) RemoteAddr() net.Addr { return tc.raddr }
+
+// Read reads what has arrived, waiting for something if nothing has. Once
+// the peer has closed and everything is read, it returns io.EOF.
+func (tc *TCPConn) Read(p []byte) (int, error) {
+	for {
+		tc.mu.Lock()
+		if tc.closed {
+			tc.mu.Unlock()
+			return 0, tc.opError("read", net.ErrClosed)
+		}
+		if tc.in != nil && tc.off < len(tc.in.B) {
+			n := copy(p, tc.in.B[tc.off:])
+			tc.off += n
+			if tc.off == len(tc.in.B) {
+				tc.avail.Store(false)
+				tc.off = 0
+				if cap(tc.in.B) > tcpKeepInbound {
+					tcpInPool.Put(tc.in) // Put sizes by len: keep it
+					tc.in = nil
+				} else {
+					tc.in.B = tc.in.B[:0]
+				}
+			}
+			tc.mu.Unlock()
+			return n, nil
+		}
+		if tc.gone {
+			err := tc.readErrLocked()
+			tc.mu.Unlock()
+			return 0, err
+		}
+		tc.mu.Unlock()
+		if len(p) == 0 {
+			return 0, nil
+		}
+		if tc.spin() {
+			continue
+		}
+		select {
+		case <-tc.rdy:
+		case <-tc.done:
+		case <-tc.rd.wait():
+			return 0, tc.opError("read", os.ErrDeadlineExceeded)
+		}
+	}
+}
+
+// spin waits up to tc.spinWait for OnTraffic or OnClose to leave something
+// for Read, yielding the processor meanwhile, and reports whether they
+// did. Parking instead costs the event loop a wake-up of the reader's
+// goroutine on the latency path. A deadline that has already passed, as in
+// the pool's health check, skips it.
+func (tc *TCPConn) spin() bool {
+	if tc.spinWait <= 0 || tcpIsClosed(tc.rd.wait()) {
+		return false
+	}
+	start := time.Now()
+	for {
+		if tc.avail.Load() {
+			return true
+		}
+		if time.Since(start) >= tc.spinWait {
+			return false
+		}
+		runtime.Gosched()
+	}
+}
+
+// readErrLocked is what Read returns once gnet has closed the connection
+// and everything is read.
+func (tc *TCPConn) readErrLocked() error {
+	if tc.goneErr == nil || errors.Is(tc.goneErr, io.EOF) {
+		return io.EOF
+	}
+	return tc.opError("read", tc.goneErr)
+}
+
+// Write writes p and returns once the kernel has taken all of it.
+func (tc *TCPConn) Write(p []byte) (int, error) {
+	tc.wmu.Lock()
+	defer tc.wmu.Unlock()
+	if err := tc.writeState(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		if err := tc.waitFlushed(); err != nil {
+			return n, err
+		}
+		if len(p) == 0 {
+			return n, nil
+		}
+		if tc.direct {
+			m, err := tc.writeDirect(p)
+			n += m
+			p = p[m:]
+			if err != nil {
+				return n, err
+			}
+			if len(p) == 0 {
+				return n, nil
+			}
+			// The kernel's buffer is full: hand a chunk to gnet, which
+			// sends it when the socket is writable.
+		}
+		chunk := p[:min(len(p), tcpWriteChunk)]
+		if err := tc.gc.AsyncWrite(chunk, tc.wcb); err != nil {
+			return n, tc.opError("write", err)
+		}
+		// Wait for the callback whatever the deadline: until it has run,
+		// the event loop may still read chunk, which is the caller's.
+		// Once gnet has closed the connection, it will not.
+		var r tcpWriteResult
+		select {
+		case r = <-tc.wres:
+		case <-tc.goneCh:
+			return n, tc.writeState()
+		}
+		if r.err != nil {
+			if errors.Is(r.err, net.ErrClosed) {
+				return n, tc.writeState()
+			}
+			return n, tc.opError("write", os.NewSyscallError("write", r.err))
+		}
+		n += len(chunk)
+		p = p[len(chunk):]
+		tc.queued = r.queued
+	}
+}
+
+// writeDirect writes p with write(2) until the kernel takes no more. It is
+// called only while gnet holds nothing of ours to send, so the bytes keep
+// their order (wmu held).
+func (tc *TCPConn) writeDirect(p []byte) (int, error) {
+	tc.fdmu.Lock()
+	defer tc.fdmu.Unlock()
+	if tc.fdDone {
+		return 0, tc.writeState()
+	}
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(tc.fd, p[n:])
+		switch err {
+		case nil:
+			n += m
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return n, nil
+		default:
+			return n, tc.opError("write", os.NewSyscallError("write", err))
+		}
+	}
+	return n, nil
+}
+
+// written is the AsyncWrite callback; it runs on the event loop.
+func (tc *TCPConn) written(c gnet.Conn, err error) error {
+	q := 0
+	if err == nil {
+		q = c.OutboundBuffered()
+	}
+	tc.wres <- tcpWriteResult{queued: q, err: err} // one write at a time: never blocks
+	return nil
+}
+
+// look is the probe of gnet's outbound buffer; it runs on the event loop.
+func (tc *TCPConn) look(context.Context) error {
+	tc.pres <- tc.gc.OutboundBuffered() // one probe at a time: never blocks
+	return nil
+}
+
+// waitFlushed waits until gnet's outbound buffer for the connection is
+// empty: everything written so far is in the kernel (wmu held). gnet has
+// no event for that, so it looks, from the event loop, with a backoff.
+func (tc *TCPConn) waitFlushed() error {
+	if tc.queued == 0 && !tc.probing {
+		return nil
+	}
+	backoff := tcpProbeMin
+	for {
+		if !tc.probing {
+			if tc.queued == 0 {
+				return nil
+			}
+			if tc.wtimer == nil {
+				tc.wtimer = time.NewTimer(backoff)
+			} else {
+				tc.wtimer.Reset(backoff)
+			}
+			select {
+			case <-tc.wtimer.C:
+			case <-tc.done:
+				return tc.opError("write", net.ErrClosed)
+			case <-tc.goneCh:
+				return tc.writeState()
+			case <-tc.wd.wait():
+				tc.wtimer.Stop()
+				return tc.opError("write", os.ErrDeadlineExceeded)
+			}
+			if err := tc.gc.EventLoop().Execute(context.Background(), tc.probe); err != nil {
+				return tc.opError("write", err)
+			}
+			tc.probing = true
+			backoff = min(2*backoff, tcpProbeMax)
+		}
+		select {
+		case q := <-tc.pres:
+			tc.queued, tc.probing = q, false
+		case <-tc.done:
+			return tc.opError("write", net.ErrClosed)
+		case <-tc.goneCh:
+			return tc.writeState()
+		case <-tc.wd.wait():
+			return tc.opError("write", os.ErrDeadlineExceeded)
+		}
+	}
+}
+
+// writeState is the error a Write gets for the connection's state: closed
+// by us, closed by gnet (the peer closed or the connection failed), or nil.
+func (tc *TCPConn) writeState() error {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	switch {
+	case tc.closed:
+		return tc.opError("write", net.ErrClosed)
+	case !tc.gone:
+		return nil
+	case tc.goneErr == nil || errors.Is(tc.goneErr, io.EOF):
+		// gnet closes the socket when the peer closes its side.
+		return tc.opError("write", os.NewSyscallError("write", syscall.EPIPE))
+	default:
+		return tc.opError("write", tc.goneErr)
+	}
+}
+
+// Close closes the connection. Pending and later Reads and Writes return
+// errors matching net.ErrClosed, as do later Closes. The last connection to
+// close stops the event loops.
+func (tc *TCPConn) Close() error {
+	tc.mu.Lock()
+	if tc.closed {
+		tc.mu.Unlock()
+		return tc.opError("close", net.ErrClosed)
+	}
+	tc.closed = true
+	close(tc.done)
+	tc.mu.Unlock()
+
+	if err := tc.gc.Close(); err == nil {
+		<-tc.goneCh // OnClose has run: the socket is closed
+	}
+	// A Write still running returns now (it saw done or goneCh); once it
+	// has, nothing of ours is queued on the event loop that anyone waits
+	// for, and the engine may stop.
+	tc.wmu.Lock()
+	if tc.wtimer != nil {
+		tc.wtimer.Stop()
+	}
+	tc.wmu.Unlock()
+
+	tc.mu.Lock()
+	if tc.in != nil {
+		tcpInPool.Put(tc.in)
+		tc.in = nil
+	}
+	tc.mu.Unlock()
+	tc.rd.set(time.Time{})
+	tc.wd.set(time.Time{})
+	releaseTCPEngine()
+	return nil
+}
+
+// SetDeadline sets the read and write deadlines.
+func (tc *TCPConn) SetDeadline(t time.Time) error {
+	if err := tc.setState(); err != nil {
+		return err
+	}
+	tc.rd.set(t)
+	tc.wd.set(t)
+	return nil
+}
+
+// SetReadDeadline sets the deadline for waiting Reads.
+func (tc *TCPConn) SetReadDeadline(t time.Time) error {
+	if err := tc.setState(); err != nil {
+		return err
+	}
+	tc.rd.set(t)
+	return nil
+}
+
+// SetWriteDeadline sets the deadline for waiting Writes.
+func (tc *TCPConn) SetWriteDeadline(t time.Time) error {
+	if err := tc.setState(); err != nil {
+		return err
+	}
+	tc.wd.set(t)
+	return nil
+}
+
+func (tc *TCPConn) setState() error {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.closed {
+		return tc.opError("set", net.ErrClosed)
+	}
+	return nil
+}
+
+func (tc *TCPConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: tc.laddr, Addr: tc.raddr, Err: err}
+}
+
+// onTraffic runs on the event loop: it moves what arrived into our buffer
+// and wakes a waiting reader.
+func (tc *TCPConn) onTraffic(c gnet.Conn) {
+	data, _ := c.Next(-1) // everything; gnet's own buffer stays empty
+	if len(data) == 0 {
+		return
+	}
+	tc.mu.Lock()
+	if !tc.closed {
+		if tc.in == nil {
+			tc.in = tcpInPool.Get()
+		} else if tc.off > 0 && tc.off >= len(tc.in.B)-tc.off {
+			// More read than unread: move the unread to the front.
+			tc.in.B = tc.in.B[:copy(tc.in.B, tc.in.B[tc.off:])]
+			tc.off = 0
+		}
+		tc.in.B = append(tc.in.B, data...)
+		tc.avail.Store(true)
+	}
+	tc.mu.Unlock()
+	tc.signal()
+}
+
+// onClose runs on the event loop when gnet has closed the connection.
+func (tc *TCPConn) onClose(err error) {
+	tc.fdmu.Lock()
+	tc.fdDone = true
+	tc.fdmu.Unlock()
+	tc.mu.Lock()
+	if tc.gone {
+		tc.mu.Unlock()
+		return
+	}
+	tc.gone, tc.goneErr = true, err
+	tc.avail.Store(true)
+	tc.mu.Unlock()
+	close(tc.goneCh)
+	tc.signal()
+}
+
+func (tc *TCPConn) signal() {
+	select {
+	case tc.rdy <- struct{}{}:
+	default:
+	}
+}
+
+// tcpHandler is the gnet event handler of every TCPConn; a connection's
+// gnet context is its *TCPConn.
+type tcpHandler struct{ gnet.BuiltinEventEngine }
+
+func (tcpHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if tc, ok := c.Context().(*TCPConn); ok {
+		tc.opened = true
+	}
+	return nil, gnet.None
+}
+
+func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
+	tc, ok := c.Context().(*TCPConn)
+	if !ok {
+		return gnet.Close
+	}
+	tc.onTraffic(c)
+	return gnet.None
+}
+
+func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {
+	if tc, ok := c.Context().(*TCPConn); ok {
+		tc.onClose(err)
+	}
+	return gnet.None
+}
+
+// tcpEngine is the process's one gnet client. One for all connections, not
+// one each: gnet multiplexes any number of connections on an event loop,
+// and a client per connection would cost a goroutine, an epoll instance and
+// an eventfd per connection (and NewClient resets gnet's global logger each
+// time). It starts with the first DialTCP and stops when the last TCPConn
+// is closed, so an idle process runs no event loop. The stop runs in Close,
+// never on an event loop, which Client.Stop waits for.
+var tcpEngine struct {
+	mu   sync.Mutex
+	cli  *gnet.Client
+	refs int // connections open or being dialled
+}
+
+// tcpEventLoops is how many event loops the client runs: one per P, up to
+// 4. A loop is a goroutine that does all the I/O of its connections, and
+// gnet spreads connections over loops by their count. More than 4 would
+// only help a process whose TCP fallback is its hot path.
+func tcpEventLoops() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+func acquireTCPEngine() (*gnet.Client, error) {
+	e := &tcpEngine
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cli == nil {
+		cli, err := gnet.NewClient(&tcpHandler{},
+			gnet.WithNumEventLoop(tcpEventLoops()),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithLogger(newTCPLogger()))
+		if err != nil {
+			return nil, err
+		}
+		if err := cli.Start(); err != nil {
+			return nil, err
+		}
+		e.cli = cli
+	}
+	e.refs++
+	return e.cli, nil
+}
+
+func releaseTCPEngine() {
+	e := &tcpEngine
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.refs--; e.refs == 0 {
+		_ = e.cli.Stop()
+		e.cli = nil
+	}
+}
+
+// tcpLogger drops gnet's debug and info messages (a line on stdout each
+// time the client starts) and passes on the rest.
+type tcpLogger struct{ logging.Logger }
+
+// newTCPLogger wraps gnet's default logger, which NewClient replaces with
+// the one it is given: on a restart it is already ours.
+func newTCPLogger() logging.Logger {
+	l := logging.GetDefaultLogger()
+	if _, ok := l.(tcpLogger); ok {
+		return l
+	}
+	return tcpLogger{l}
+}
+
+func (l tcpLogger) Debugf(string, ...any) {}
+func (l tcpLogger) Infof(string, ...any)  {}
+
+// tcpDeadline is a settable point in time whose passing closes a channel,
+// as net.Pipe's deadlines work. Waiters select on wait().
+type tcpDeadline struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	cancel chan struct{} // closed when the deadline passes
+}
+
+func newTCPDeadline() tcpDeadline { return tcpDeadline{cancel: make(chan struct{})} }
+
+// set changes the deadline; the zero time means none.
+func (d *tcpDeadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil && !d.timer.Stop() {
+		<-d.cancel // the timer fired: wait for it to have closed cancel
+	}
+	d.timer = nil
+	closed := tcpIsClosed(d.cancel)
+	if t.IsZero() {
+		if closed {
+			d.cancel = make(chan struct{})
+		}
+		return
+	}
+	if dur := time.Until(t); dur > 0 {
+		if closed {
+			d.cancel = make(chan struct{})
+		}
+		c := d.cancel
+		d.timer = time.AfterFunc(dur, func() { close(c) })
+		return
+	}
+	if !closed {
+		close(d.cancel)
+	}
+}
+
+func (d *tcpDeadline) wait() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancel
+}
+
+func tcpIsClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// tcpDialTimeout is the error of a dial whose context's deadline passed. It
+// matches both os.ErrDeadlineExceeded and context.DeadlineExceeded.
+type tcpDialTimeout struct{}
+
+func (tcpDialTimeout) Error() string   { return "i/o timeout" }
+func (tcpDialTimeout) Timeout() bool   { return true }
+func (tcpDialTimeout) Temporary() bool { return true }
+func (tcpDialTimeout) Is(err error) bool {
+	return err == os.ErrDeadlineExceeded || err == context.DeadlineExceeded
+}
+
+func tcpDeadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() == context.DeadlineExceeded || ok && !time.Now().Before(dl)
+}
+
+// tcpStringAddr is an address that did not resolve, for errors.
+type tcpStringAddr string
+
+func (tcpStringAddr) Network() string  { return "tcp" }
+func (a tcpStringAddr) String() string { return string(a) }

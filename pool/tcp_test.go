@@ -1,0 +1,775 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tcpLeakCheck fails the test if it ends with more goroutines than it
+// started with (the gnet event loops included), or, with fds, more open
+// descriptors. Call it first, so that its cleanup runs last.
+func tcpLeakCheck(t *testing.T, fds bool) {
+	t.Helper()
+	g := runtime.NumGoroutine()
+	f := -1
+	if fds {
+		// The runtime's poller opens its descriptors with the first
+		// network use, for good: have them open before counting.
+		if l, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+			l.Close()
+		}
+		f = tcpCountFDs(t)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > g && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > g {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines left behind:\n%s", n-g, buf[:runtime.Stack(buf, true)])
+		}
+		if f >= 0 {
+			if n := tcpCountFDs(t); n > f {
+				t.Errorf("%d file descriptors left open", n-f)
+			}
+		}
+	})
+}
+
+// tcpCountFDs counts the process's open file descriptors.
+func tcpCountFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count file descriptors: %v", err)
+	}
+	return len(ents)
+}
+
+// tcpServer serves on 127.0.0.1 with handle until the test ends, and waits
+// for every handler to return.
+type tcpServer struct {
+	l     net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newTCPServer(t *testing.T, handle func(net.Conn)) *tcpServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &tcpServer{l: l}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				handle(c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *tcpServer) addr() string { return s.l.Addr().String() }
+
+// tcpEcho writes back what it reads. (With plain read and write: the
+// splice path of TCPConn.ReadFrom caches pipes until the next GC, which the
+// descriptor count would take for a leak.)
+func tcpEcho(c net.Conn) {
+	defer c.Close()
+	io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 64<<10))
+}
+
+// tcpDial dials addr and closes the connection when the test ends.
+func tcpDial(t testing.TB, addr string) *TCPConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := DialTCP(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// tcpBothWriteModes runs f with Write's direct write(2) on and off (then
+// every Write goes through gnet's AsyncWrite).
+func tcpBothWriteModes(t *testing.T, f func(t *testing.T)) {
+	for _, direct := range []bool{true, false} {
+		name := "direct"
+		if !direct {
+			name = "asyncwrite"
+		}
+		t.Run(name, func(t *testing.T) {
+			tcpDirectWrites = direct
+			defer func() { tcpDirectWrites = true }()
+			f(t)
+		})
+	}
+}
+
+func tcpRandom(n int) []byte {
+	b := make([]byte, n)
+	r := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
+	r.Read(b)
+	return b
+}
+
+func tcpIsTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) && errors.As(err, &ne) && ne.Timeout()
+}
+
+func TestTCPEcho(t *testing.T) { tcpBothWriteModes(t, testTCPEcho) }
+
+func testTCPEcho(t *testing.T) {
+	tcpLeakCheck(t, true)
+	s := newTCPServer(t, tcpEcho)
+	c := tcpDial(t, s.addr())
+	if c.Transport() != TCP {
+		t.Errorf("Transport() = %q", c.Transport())
+	}
+	if got, want := c.RemoteAddr().String(), s.addr(); got != want {
+		t.Errorf("RemoteAddr() = %s, want %s", got, want)
+	}
+	if la, ok := c.LocalAddr().(*net.TCPAddr); !ok || !la.IP.Equal(net.IPv4(127, 0, 0, 1)) || la.Port == 0 {
+		t.Errorf("LocalAddr() = %v", c.LocalAddr())
+	}
+	for _, size := range []int{1, 2, 63, 64, 1000, 4096, 65535, 65536, 65537, 300 << 10, 1 << 20, 8 << 20} {
+		msg := tcpRandom(size)
+		errc := make(chan error, 1)
+		go func() {
+			n, err := c.Write(msg)
+			if err == nil && n != len(msg) {
+				err = fmt.Errorf("short write: %d of %d", n, len(msg))
+			}
+			errc <- err
+		}()
+		got := make([]byte, size)
+		if _, err := io.ReadFull(c, got); err != nil {
+			t.Fatalf("size %d: read: %v", size, err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("size %d: write: %v", size, err)
+		}
+		if !bytes.Equal(got, msg) {
+			t.Fatalf("size %d: echo differs", size)
+		}
+	}
+}
+
+// TestTCPBothWays sends a stream each way at once; neither side reads
+// before it has written everything, so both rely on the other reading
+// concurrently.
+func TestTCPBothWays(t *testing.T) { tcpBothWriteModes(t, testTCPBothWays) }
+
+func testTCPBothWays(t *testing.T) {
+	tcpLeakCheck(t, false)
+	const size = 16 << 20
+	up, down := tcpRandom(size), tcpRandom(size + 1)[1:]
+	srvErr := make(chan error, 1)
+	s := newTCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		werr := make(chan error, 1)
+		go func() { _, err := c.Write(down); werr <- err }()
+		got := make([]byte, size)
+		_, err := io.ReadFull(c, got)
+		if err == nil && !bytes.Equal(got, up) {
+			err = errors.New("server received other bytes")
+		}
+		if e := <-werr; err == nil {
+			err = e
+		}
+		srvErr <- err
+	})
+	c := tcpDial(t, s.addr())
+	werr := make(chan error, 1)
+	go func() { _, err := c.Write(up); werr <- err }()
+	got := make([]byte, size)
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, down) {
+		t.Error("client received other bytes")
+	}
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-srvErr; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTCPConcurrentWrites: Writes from several goroutines reach the peer
+// whole, never interleaved.
+func TestTCPConcurrentWrites(t *testing.T) { tcpBothWriteModes(t, testTCPConcurrentWrites) }
+
+func testTCPConcurrentWrites(t *testing.T) {
+	tcpLeakCheck(t, false)
+	s := newTCPServer(t, tcpEcho)
+	c := tcpDial(t, s.addr())
+	const writers, msgs, size = 8, 50, 100 << 10 // larger than a write chunk
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			msg := bytes.Repeat([]byte{byte(w)}, size)
+			for range msgs {
+				if _, err := c.Write(msg); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	buf := make([]byte, size)
+	count := make([]int, writers)
+	for range writers * msgs {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+		w := buf[0]
+		if int(w) >= writers || !bytes.Equal(buf, bytes.Repeat([]byte{w}, size)) {
+			t.Fatal("messages interleaved")
+		}
+		count[w]++
+	}
+	wg.Wait()
+	for w, n := range count {
+		if n != msgs {
+			t.Errorf("writer %d: %d messages, want %d", w, n, msgs)
+		}
+	}
+}
+
+func TestTCPReadDeadline(t *testing.T) { testTCPReadDeadline(t) }
+
+func testTCPReadDeadline(t *testing.T) {
+	tcpLeakCheck(t, false)
+	s := newTCPServer(t, tcpEcho)
+	c := tcpDial(t, s.addr())
+	buf := make([]byte, 16)
+
+	// Nothing arrives: the Read waits for the deadline, then times out.
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	start := time.Now()
+	if _, err := c.Read(buf); !tcpIsTimeout(err) {
+		t.Fatalf("Read = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d < 90*time.Millisecond || d > 2*time.Second {
+		t.Errorf("timed out after %v, want about 100ms", d)
+	}
+	// A deadline in the past fails at once; one that passes while a Read
+	// waits, set by SetDeadline, wakes it.
+	c.SetReadDeadline(time.Unix(1, 0))
+	if _, err := c.Read(buf); !tcpIsTimeout(err) {
+		t.Fatalf("Read with a past deadline = %v, want a timeout", err)
+	}
+	c.SetDeadline(time.Time{})
+	errc := make(chan error, 1)
+	go func() { _, err := c.Read(buf); errc <- err }()
+	time.Sleep(50 * time.Millisecond)
+	c.SetDeadline(time.Now().Add(10 * time.Millisecond))
+	select {
+	case err := <-errc:
+		if !tcpIsTimeout(err) {
+			t.Fatalf("Read = %v, want a timeout", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a deadline set during a Read did not wake it")
+	}
+
+	// The connection still works once the deadline is lifted; data that
+	// has arrived is returned even after a deadline (the pool's health
+	// check relies on that).
+	c.SetDeadline(time.Time{})
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, buf[:4]); err != nil || string(buf[:4]) != "ping" {
+		t.Fatalf("echo after a timeout: %q, %v", buf[:4], err)
+	}
+	if _, err := c.Write([]byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	c.SetReadDeadline(time.Unix(1, 0))
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "pong" {
+		t.Fatalf("Read of arrived data after the deadline: %q, %v", buf[:n], err)
+	}
+}
+
+// TestTCPWriteDeadline writes to a server that reads nothing until the
+// socket buffers fill, then lets it read: the bytes Write reported, and
+// only those, arrive.
+func TestTCPWriteDeadline(t *testing.T) { tcpBothWriteModes(t, testTCPWriteDeadline) }
+
+func testTCPWriteDeadline(t *testing.T) {
+	tcpLeakCheck(t, false)
+	startReading := make(chan struct{})
+	received := make(chan int64, 1)
+	s := newTCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		<-startReading
+		n, _ := io.Copy(io.Discard, c)
+		received <- n
+	})
+	c := tcpDial(t, s.addr())
+
+	chunk := make([]byte, 1<<20)
+	var sent int64
+	c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+	start := time.Now()
+	var err error
+	for time.Since(start) < 20*time.Second {
+		var n int
+		n, err = c.Write(chunk)
+		sent += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	if !tcpIsTimeout(err) {
+		t.Fatalf("Write = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("timed out after %v", d)
+	}
+	if sent > 256<<20 {
+		t.Errorf("%d MiB written into a peer that does not read: buffering without bound?", sent>>20)
+	}
+	t.Logf("%d KiB accepted before the timeout", sent>>10)
+
+	// The deadline has passed: a Write that would wait fails at once.
+	start = time.Now()
+	n, err := c.Write(chunk)
+	sent += int64(n)
+	if !tcpIsTimeout(err) {
+		t.Fatalf("Write after the deadline = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Write after the deadline took %v", d)
+	}
+
+	// Lift the deadline, let the server read, finish.
+	c.SetWriteDeadline(time.Time{})
+	close(startReading)
+	n, err = c.Write([]byte("end"))
+	sent += int64(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	select {
+	case got := <-received:
+		if got != sent {
+			t.Errorf("server received %d bytes, Write reported %d", got, sent)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not see the end")
+	}
+}
+
+func TestTCPCloseUnblocks(t *testing.T) { tcpBothWriteModes(t, testTCPCloseUnblocks) }
+
+func testTCPCloseUnblocks(t *testing.T) {
+	tcpLeakCheck(t, true)
+	hold := make(chan struct{})
+	s := newTCPServer(t, func(c net.Conn) { // reads and writes nothing
+		defer c.Close()
+		<-hold
+	})
+	defer close(hold)
+	c := tcpDial(t, s.addr())
+	rerr, werr := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := c.Read(make([]byte, 1)); rerr <- err }()
+	go func() {
+		for {
+			if _, err := c.Write(make([]byte, 4<<20)); err != nil {
+				werr <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the Read waits, the Write fills the buffers
+	select {
+	case err := <-rerr:
+		t.Fatalf("Read returned before Close: %v", err)
+	case err := <-werr:
+		t.Fatalf("Write returned before Close: %v", err)
+	default:
+	}
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, ch := range map[string]chan error{"Read": rerr, "Write": werr} {
+		select {
+		case err := <-ch:
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("%s after Close: %v, want net.ErrClosed", name, err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("%s still blocked after Close", name)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d)
+	}
+}
+
+// TestTCPSpinningRead runs the reading tests with enough Ps for a waiting
+// Read to spin before it parks (see tcpSpinWait).
+func TestTCPSpinningRead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(tcpSpinMinProcs, runtime.GOMAXPROCS(0))))
+	t.Run("echo", testTCPEcho)
+	t.Run("readdeadline", testTCPReadDeadline)
+	t.Run("closeunblocks", testTCPCloseUnblocks)
+	t.Run("peerclose", testTCPPeerClose)
+	c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
+	if c.spinWait <= 0 {
+		t.Errorf("no spin with GOMAXPROCS %d", runtime.GOMAXPROCS(0))
+	}
+}
+
+func TestTCPDoubleClose(t *testing.T) {
+	tcpLeakCheck(t, true)
+	s := newTCPServer(t, tcpEcho)
+	c := tcpDial(t, s.addr())
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("second Close = %v, want net.ErrClosed", err)
+	}
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Read after Close = %v, want net.ErrClosed", err)
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after Close = %v, want net.ErrClosed", err)
+	}
+	if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("SetDeadline after Close = %v, want net.ErrClosed", err)
+	}
+	var oe *net.OpError
+	if err := c.Close(); !errors.As(err, &oe) {
+		t.Errorf("Close error %T, want *net.OpError", err)
+	}
+}
+
+// TestTCPPeerClose: the peer sends, pauses, sends again and closes; the
+// client gets every byte, then io.EOF, and a Write fails.
+func TestTCPPeerClose(t *testing.T) { testTCPPeerClose(t) }
+
+func testTCPPeerClose(t *testing.T) {
+	tcpLeakCheck(t, true)
+	data := tcpRandom(3 << 20)
+	s := newTCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		c.Write(data[:1<<20])
+		time.Sleep(50 * time.Millisecond)
+		c.Write(data[1<<20:])
+	})
+	c := tcpDial(t, s.addr())
+	time.Sleep(200 * time.Millisecond) // all of it arrives before the first Read
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes, want the %d sent", len(got), len(data))
+	}
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("Read after EOF = %v, want io.EOF", err)
+	}
+	if _, err := c.Write([]byte("x")); err == nil || errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after the peer closed = %v, want a connection error", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after the peer closed = %v", err)
+	}
+}
+
+// TestTCPPeerReset: a peer that resets the connection makes Read fail with
+// an error matching ECONNRESET, and Write fail too.
+func TestTCPPeerReset(t *testing.T) {
+	tcpLeakCheck(t, true)
+	s := newTCPServer(t, func(c net.Conn) {
+		io.ReadFull(c, make([]byte, 1))
+		c.(*net.TCPConn).SetLinger(0) // close with a RST
+		c.Close()
+	})
+	c := tcpDial(t, s.addr())
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.Read(make([]byte, 1))
+	var oe *net.OpError
+	if !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &oe) || oe.Op != "read" {
+		t.Errorf("Read after a reset = %v, want a read *net.OpError matching ECONNRESET", err)
+	}
+	if _, err := c.Write([]byte("x")); err == nil || errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after a reset = %v, want a connection error", err)
+	}
+}
+
+func TestTCPDialRefused(t *testing.T) {
+	tcpLeakCheck(t, true)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, err := DialTCP(context.Background(), addr)
+	if err == nil {
+		c.Close()
+		t.Fatal("dial to a closed port succeeded")
+	}
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "dial" {
+		t.Errorf("error %T %v, want a dial *net.OpError", err, err)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("error %v does not match ECONNREFUSED", err)
+	}
+}
+
+// tcpFullListener listens on 127.0.0.1 with a backlog of 0 and fills its
+// accept queue, so that the kernel drops the SYNs of further connections
+// and they hang in connect. It reports false if it could not get there.
+func tcpFullListener(t *testing.T) (string, bool) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	for range 16 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return addr, tcpIsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	return addr, false
+}
+
+func TestTCPDialTimeout(t *testing.T) {
+	tcpLeakCheck(t, true)
+	addr, ok := tcpFullListener(t)
+	if !ok {
+		t.Skip("could not make a connect hang on 127.0.0.1")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	c, err := DialTCP(ctx, addr)
+	if err == nil {
+		c.Close()
+		t.Fatal("dial to a full backlog succeeded")
+	}
+	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("dial gave up after %v, want about 200ms", d)
+	}
+	var oe *net.OpError
+	var ne net.Error
+	if !errors.As(err, &oe) || !errors.As(err, &ne) || !ne.Timeout() ||
+		!errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("error %T %v, want a *net.OpError timeout", err, err)
+	}
+
+	// Cancellation while the connect hangs.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if c, err := DialTCP(ctx, addr); !errors.Is(err, context.Canceled) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("dial cancelled: %v, want context.Canceled", err)
+	}
+}
+
+// TestTCPDialContextDone: a context already cancelled, or with a deadline
+// already passed, fails the dial before it starts.
+func TestTCPDialContextDone(t *testing.T) {
+	tcpLeakCheck(t, true)
+	s := newTCPServer(t, tcpEcho)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c, err := DialTCP(ctx, s.addr()); !errors.Is(err, context.Canceled) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("cancelled context: %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	c, err := DialTCP(ctx, s.addr())
+	var ne net.Error
+	if err == nil {
+		c.Close()
+	}
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("past deadline: %v, want a timeout", err)
+	}
+}
+
+// TestTCPEngineRestarts: the event loops stop with the last connection and
+// start again with the next.
+func TestTCPEngineRestarts(t *testing.T) {
+	tcpLeakCheck(t, true)
+	s := newTCPServer(t, tcpEcho)
+	for range 3 {
+		a, b := tcpDial(t, s.addr()), tcpDial(t, s.addr())
+		for _, c := range []*TCPConn{a, b} {
+			if _, err := c.Write([]byte("hi")); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 2)
+			if _, err := io.ReadFull(c, buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Close()
+		b.Close()
+		tcpEngine.mu.Lock()
+		running := tcpEngine.cli != nil
+		tcpEngine.mu.Unlock()
+		if running {
+			t.Fatal("the gnet client still runs with no connection")
+		}
+	}
+}
+
+// tcpReportLatency reports the p50 and p99 of the samples in µs.
+func tcpReportLatency(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	q := func(p float64) float64 {
+		return float64(samples[int(p*float64(len(samples)-1))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(q(0.50), "p50-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+// BenchmarkTCPRoundTrip: write 64 bytes, read the echo, one round trip per
+// op, through a TCPConn and, to compare, a plain net.Conn, against the same
+// echo server. gnet is the TCPConn as it is (a waiting Read spins first
+// if GOMAXPROCS >= 4); gnet-nospin parks a waiting Read at once;
+// gnet-asyncwrite also sends every Write through the event loop (gnet's
+// AsyncWrite) instead of write(2).
+func BenchmarkTCPRoundTrip(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go tcpEcho(c)
+		}
+	}()
+	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B) net.Conn {
+		return func(b *testing.B) net.Conn {
+			saved := tcpSpinWait
+			tcpDirectWrites, tcpSpinWait = direct, spin
+			defer func() { tcpDirectWrites, tcpSpinWait = true, saved }()
+			return tcpDial(b, l.Addr().String())
+		}
+	}
+	dials := []struct {
+		name string
+		dial func(b *testing.B) net.Conn
+	}{
+		{"gnet", gnetDial(true, tcpSpinWait)},
+		{"gnet-nospin", gnetDial(true, 0)},
+		{"gnet-asyncwrite", gnetDial(false, 0)},
+		{"net.Conn", func(b *testing.B) net.Conn {
+			c, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			return c
+		}},
+	}
+	for _, d := range dials {
+		b.Run(d.name, func(b *testing.B) {
+			const size = 64
+			c := d.dial(b)
+			msg, got := make([]byte, size), make([]byte, size)
+			samples := make([]time.Duration, 0, 1<<20)
+			b.ReportAllocs()
+			b.SetBytes(size)
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				if _, err := c.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, got); err != nil {
+					b.Fatal(err)
+				}
+				if len(samples) < cap(samples) {
+					samples = append(samples, time.Since(start))
+				}
+			}
+			b.StopTimer()
+			tcpReportLatency(b, samples)
+		})
+	}
+}
