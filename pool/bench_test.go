@@ -1,0 +1,78 @@
+package pool
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"testing"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// BenchmarkPoolGetPut: Get an idle connection (with its health check) and
+// give it back.
+func BenchmarkPoolGetPut(b *testing.B) {
+	s := newEchoServer(&testing.T{})
+	p, err := New(Options{Addr: s.addr(), Policy: TCPOnly})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	c, err := p.Get(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := p.Get(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkValkeyGo compares, against one valkey-server, valkey-go on its
+// own connections and valkey-go on rdmapool's gnet TCP connections
+// (DialValkey, policy TCP): a serial PING round trip, and pipelined
+// throughput (parallel callers, which valkey-go pipelines).
+func BenchmarkValkeyGo(b *testing.B) {
+	tg := valkeyServer(&testing.T{})
+	d := &Dialer{Options: Options{Policy: TCPOnly}}
+	defer d.Close()
+	clients := []struct {
+		name string
+		dial func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error)
+	}{{"conn=valkey-go", nil}, {"conn=rdmapool-tcp", d.DialValkey}}
+	for _, cl := range clients {
+		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{tg.tcp}, DialCtxFn: cl.dial, DisableCache: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		ping := vk.B().Ping().Build().Pin()
+		b.Run("serial/"+cl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := vk.Do(ctx, ping).Error(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("pipelined/"+cl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := vk.Do(ctx, ping).Error(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		vk.Close()
+	}
+}
