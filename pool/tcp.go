@@ -16,6 +16,8 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 	"github.com/valyala/bytebufferpool"
 	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/deadline"
 )
 
 // TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
@@ -84,7 +86,7 @@ type TCPConn struct {
 	wcb     gnet.AsyncCallback  // bound once: no allocation per Write
 	probe   gnet.Runnable
 
-	rd, wd tcpDeadline
+	rd, wd deadline.Deadline
 }
 
 type tcpWriteResult struct {
@@ -186,8 +188,8 @@ func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
 		goneCh: make(chan struct{}),
 		wres:   make(chan tcpWriteResult, 1),
 		pres:   make(chan int, 1),
-		rd:     newTCPDeadline(),
-		wd:     newTCPDeadline(),
+		rd:     deadline.New(),
+		wd:     deadline.New(),
 	}
 	tc.wcb = tc.written
 	tc.probe = gnet.RunnableFunc(tc.look)
@@ -260,7 +262,7 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 		select {
 		case <-tc.rdy:
 		case <-tc.done:
-		case <-tc.rd.wait():
+		case <-tc.rd.Wait():
 			return 0, tc.opError("read", os.ErrDeadlineExceeded)
 		}
 	}
@@ -272,7 +274,7 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 // goroutine on the latency path. A deadline that has already passed, as in
 // the pool's health check, skips it.
 func (tc *TCPConn) spin() bool {
-	if tc.spinWait <= 0 || tcpIsClosed(tc.rd.wait()) {
+	if tc.spinWait <= 0 || tc.rd.Expired() {
 		return false
 	}
 	start := time.Now()
@@ -414,7 +416,7 @@ func (tc *TCPConn) waitFlushed() error {
 				return tc.opError("write", net.ErrClosed)
 			case <-tc.goneCh:
 				return tc.writeState()
-			case <-tc.wd.wait():
+			case <-tc.wd.Wait():
 				tc.wtimer.Stop()
 				return tc.opError("write", os.ErrDeadlineExceeded)
 			}
@@ -431,7 +433,7 @@ func (tc *TCPConn) waitFlushed() error {
 			return tc.opError("write", net.ErrClosed)
 		case <-tc.goneCh:
 			return tc.writeState()
-		case <-tc.wd.wait():
+		case <-tc.wd.Wait():
 			return tc.opError("write", os.ErrDeadlineExceeded)
 		}
 	}
@@ -486,8 +488,8 @@ func (tc *TCPConn) Close() error {
 		tc.in = nil
 	}
 	tc.mu.Unlock()
-	tc.rd.set(time.Time{})
-	tc.wd.set(time.Time{})
+	tc.rd.Set(time.Time{})
+	tc.wd.Set(time.Time{})
 	releaseTCPEngine()
 	return nil
 }
@@ -497,8 +499,8 @@ func (tc *TCPConn) SetDeadline(t time.Time) error {
 	if err := tc.setState(); err != nil {
 		return err
 	}
-	tc.rd.set(t)
-	tc.wd.set(t)
+	tc.rd.Set(t)
+	tc.wd.Set(t)
 	return nil
 }
 
@@ -507,7 +509,7 @@ func (tc *TCPConn) SetReadDeadline(t time.Time) error {
 	if err := tc.setState(); err != nil {
 		return err
 	}
-	tc.rd.set(t)
+	tc.rd.Set(t)
 	return nil
 }
 
@@ -516,7 +518,7 @@ func (tc *TCPConn) SetWriteDeadline(t time.Time) error {
 	if err := tc.setState(); err != nil {
 		return err
 	}
-	tc.wd.set(t)
+	tc.wd.Set(t)
 	return nil
 }
 
@@ -673,59 +675,6 @@ func newTCPLogger() logging.Logger {
 
 func (l tcpLogger) Debugf(string, ...any) {}
 func (l tcpLogger) Infof(string, ...any)  {}
-
-// tcpDeadline is a settable point in time whose passing closes a channel,
-// as net.Pipe's deadlines work. Waiters select on wait().
-type tcpDeadline struct {
-	mu     sync.Mutex
-	timer  *time.Timer
-	cancel chan struct{} // closed when the deadline passes
-}
-
-func newTCPDeadline() tcpDeadline { return tcpDeadline{cancel: make(chan struct{})} }
-
-// set changes the deadline; the zero time means none.
-func (d *tcpDeadline) set(t time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.timer != nil && !d.timer.Stop() {
-		<-d.cancel // the timer fired: wait for it to have closed cancel
-	}
-	d.timer = nil
-	closed := tcpIsClosed(d.cancel)
-	if t.IsZero() {
-		if closed {
-			d.cancel = make(chan struct{})
-		}
-		return
-	}
-	if dur := time.Until(t); dur > 0 {
-		if closed {
-			d.cancel = make(chan struct{})
-		}
-		c := d.cancel
-		d.timer = time.AfterFunc(dur, func() { close(c) })
-		return
-	}
-	if !closed {
-		close(d.cancel)
-	}
-}
-
-func (d *tcpDeadline) wait() chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.cancel
-}
-
-func tcpIsClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
 
 // tcpDialTimeout is the error of a dial whose context's deadline passed. It
 // matches both os.ErrDeadlineExceeded and context.DeadlineExceeded.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/deadline"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -49,13 +50,13 @@ type Conn struct {
 	rmu      sync.Mutex
 	rxNotify chan struct{} // signalled when data arrives or the state changes
 	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
-	readDL   deadline
+	readDL   deadline.Deadline
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
 	txNotify  chan struct{} // signalled on arm, send-queue space, state change
 	ctlNotify chan struct{} // the same, for control senders
-	writeDL   deadline
+	writeDL   deadline.Deadline
 	armGen    atomic.Uint32 // bumped by each RegisterXferMemory received
 	armAddr   atomic.Uint64
 	armLenKey atomic.Uint64 // length<<32 | rkey
@@ -110,8 +111,8 @@ func newConn(t *verbs.Table, opts Options, id uintptr, ec *eventChannel, server 
 		rxNotify:  make(chan struct{}, 1),
 		txNotify:  make(chan struct{}, 1),
 		ctlNotify: make(chan struct{}, 1),
-		readDL:    newDeadline(),
-		writeDL:   newDeadline(),
+		readDL:    deadline.New(),
+		writeDL:   deadline.New(),
 		repost:    make([]uint32, 0, recvSlots),
 		done:      make(chan struct{}),
 		evDone:    make(chan struct{}),
@@ -193,8 +194,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	if err := c.checkOpen("set deadline"); err != nil {
 		return err
 	}
-	c.readDL.set(t)
-	c.writeDL.set(t)
+	c.readDL.Set(t)
+	c.writeDL.Set(t)
 	return nil
 }
 
@@ -203,7 +204,7 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	if err := c.checkOpen("set deadline"); err != nil {
 		return err
 	}
-	c.readDL.set(t)
+	c.readDL.Set(t)
 	return nil
 }
 
@@ -212,7 +213,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 	if err := c.checkOpen("set deadline"); err != nil {
 		return err
 	}
-	c.writeDL.set(t)
+	c.writeDL.Set(t)
 	return nil
 }
 
@@ -297,7 +298,7 @@ func (c *Conn) readable() ([]byte, error) {
 			return nil, io.EOF
 		}
 		if c.spinPoll(&spinStart) {
-			if isClosed(c.readDL.wait()) {
+			if c.readDL.Expired() {
 				return nil, c.opError("read", os.ErrDeadlineExceeded)
 			}
 			continue
@@ -305,7 +306,7 @@ func (c *Conn) readable() ([]byte, error) {
 		select {
 		case <-c.rxNotify:
 		case <-c.done:
-		case <-c.readDL.wait():
+		case <-c.readDL.Wait():
 			return nil, c.opError("read", os.ErrDeadlineExceeded)
 		}
 	}
@@ -399,7 +400,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			return tx.Reserve(n), nil
 		}
 		if c.spinPoll(&spinStart) {
-			if isClosed(c.writeDL.wait()) {
+			if c.writeDL.Expired() {
 				return nil, c.opError("write", os.ErrDeadlineExceeded)
 			}
 			continue
@@ -407,7 +408,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		select {
 		case <-c.txNotify:
 		case <-c.done:
-		case <-c.writeDL.wait():
+		case <-c.writeDL.Wait():
 			return nil, c.opError("write", os.ErrDeadlineExceeded)
 		}
 	}
