@@ -131,7 +131,9 @@ func TestPoolLimitAndWait(t *testing.T) {
 		}
 		got <- c
 	}()
-	time.Sleep(20 * time.Millisecond)
+	for p.Stats().Waits < 2 { // the goroutine is waiting
+		time.Sleep(time.Millisecond)
+	}
 	a.Close()
 	c := <-got
 	if c.Conn != a.Conn {

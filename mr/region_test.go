@@ -1,0 +1,139 @@
+package mr_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/probe"
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/mr"
+)
+
+const childEnv = "RDMAPOOL_MR_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(registerUnderLowMemlock())
+	}
+	os.Exit(m.Run())
+}
+
+// withPD opens the first device and allocates a PD for f.
+func withPD(t *verbs.Table, f func(pd mr.PD)) error {
+	devs, list, err := t.GetDeviceList()
+	if err != nil {
+		return err
+	}
+	defer t.FreeDeviceList(list)
+	if len(devs) == 0 {
+		return errors.New("no RDMA device")
+	}
+	ctx, err := t.OpenDevice(devs[0])
+	if err != nil {
+		return err
+	}
+	defer t.CloseDevice(ctx)
+	pd, err := t.AllocPD(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.DeallocPD(pd)
+	f(mr.PD(pd))
+	return nil
+}
+
+func TestRegister(t *testing.T) {
+	tb := rdmatest.Require(t)
+	before := rdmatest.Resources(t)
+	err := withPD(tb, func(pd mr.PD) {
+		r, err := mr.Register(pd, 10000, mr.LocalWrite|mr.RemoteWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Len() != 12288 || r.Addr()%uint64(unix.Getpagesize()) != 0 || r.RKey() == 0 {
+			t.Errorf("region: len %d addr %#x rkey %#x; want 3 whole pages, page aligned", r.Len(), r.Addr(), r.RKey())
+		}
+		b := r.Bytes()
+		b[0], b[len(b)-1] = 1, 2
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdmatest.CheckNoLeaks(t, before)
+}
+
+// TestMemlockExhausted registers more memory than RLIMIT_MEMLOCK allows, in
+// a child process without CAP_IPC_LOCK (root may lock any amount): the
+// error says so, with the limit and what to raise.
+func TestMemlockExhausted(t *testing.T) {
+	rdmatest.Require(t)
+	testutil.Require(t, os.Geteuid() == 0, "needs root to run the child as another user")
+	// The child runs as nobody: it must be able to open the devices and
+	// reach its own binary.
+	for _, pattern := range []string{"/dev/infiniband/*"} {
+		paths, _ := filepath.Glob(pattern)
+		for _, p := range paths {
+			os.Chmod(p, 0o666)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("child: %s", out)
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	for _, want := range []string{"not enough locked memory (RLIMIT_MEMLOCK)", "RLIMIT_MEMLOCK is 64 KiB", "ulimit -l"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the error does not say %q", want)
+		}
+	}
+}
+
+// registerUnderLowMemlock is the child: lower RLIMIT_MEMLOCK to 64 KiB and
+// register 4 MiB; the error must match mr.ErrMemlock.
+func registerUnderLowMemlock() int {
+	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}); err != nil {
+		fmt.Println("setrlimit:", err)
+		return 1
+	}
+	if r := probe.Run(); !r.Usable {
+		fmt.Println("no RDMA in the child:", r.Verdict)
+		return 1
+	}
+	tb := verbs.Bound()
+	code := 1
+	err := withPD(tb, func(pd mr.PD) {
+		r, err := mr.Register(pd, 4<<20, mr.LocalWrite)
+		if err == nil {
+			r.Close()
+			fmt.Println("registering 4 MiB under a 64 KiB limit succeeded")
+			return
+		}
+		fmt.Println(err)
+		if errors.Is(err, mr.ErrMemlock) {
+			code = 0
+		}
+	})
+	if err != nil {
+		fmt.Println("setup:", err)
+	}
+	return code
+}
