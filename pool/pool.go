@@ -274,11 +274,21 @@ func (p *Pool) expired(c *PooledConn, now time.Time) bool {
 	return p.opts.MaxIdleTime > 0 && !c.lastUsed.IsZero() && now.Sub(c.lastUsed) > p.opts.MaxIdleTime
 }
 
+// HealthChecker is implemented by connections that can tell, without
+// blocking or allocating, that they are open, their peer has not closed
+// them and no data waits to be read. Both of rdmapool's transports do.
+type HealthChecker interface {
+	Healthy() bool
+}
+
 // healthy checks, without blocking, that an idle connection is still
-// usable: a read with a deadline in the past must time out. Data or EOF on
-// an idle connection means it is broken (the peer closed, or it is out of
-// step).
+// usable. Data or EOF on an idle connection means it is broken (the peer
+// closed, or it is out of step). Without HealthChecker, a read with a
+// deadline in the past must time out.
 func healthy(c Conn) bool {
+	if hc, ok := c.(HealthChecker); ok {
+		return hc.Healthy()
+	}
 	if err := c.SetReadDeadline(time.Unix(1, 0)); err != nil {
 		return false
 	}

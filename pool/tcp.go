@@ -457,6 +457,15 @@ func (tc *TCPConn) writeState() error {
 	}
 }
 
+// Healthy reports, without blocking, whether the connection is open, its
+// peer has not closed it, and no received data waits to be read: what the
+// pool checks before it hands out an idle connection.
+func (tc *TCPConn) Healthy() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return !tc.closed && !tc.gone && (tc.in == nil || len(tc.in.B) == tc.off)
+}
+
 // Close closes the connection. Pending and later Reads and Writes return
 // errors matching net.ErrClosed, as do later Closes. The last connection to
 // close stops the event loops.

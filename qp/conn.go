@@ -183,6 +183,19 @@ func (c *Conn) sendKeepalive() {
 	c.keepalive.Reset(c.opts.KeepaliveInterval)
 }
 
+// Healthy reports, without blocking, whether the connection is open, its
+// peer has not closed it, and no received data waits to be read: what a
+// pool checks before it hands out an idle connection. It is false while a
+// Read or Lease is in progress.
+func (c *Conn) Healthy() bool {
+	if c.terminal() != nil || c.peerClosed.Load() || !c.rmu.TryLock() {
+		return false
+	}
+	defer c.rmu.Unlock()
+	c.pollInline()
+	return c.terminal() == nil && !c.peerClosed.Load() && len(c.rxRing.Readable()) == 0
+}
+
 // LocalAddr returns the local address.
 func (c *Conn) LocalAddr() net.Addr { return c.local }
 

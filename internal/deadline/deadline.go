@@ -10,9 +10,14 @@ import (
 
 // Deadline is a point in time, or none. Waiters select on Wait(). The zero
 // value is not ready for use; call New.
+//
+// Setting a deadline allocates nothing in steady state: the timer is made
+// once and re-armed, and the channel is only replaced after it was closed
+// by a deadline that passed.
 type Deadline struct {
 	mu     sync.Mutex
 	timer  *time.Timer
+	when   time.Time     // the deadline; zero for none
 	cancel chan struct{} // closed when the deadline passes
 }
 
@@ -24,26 +29,35 @@ func New() Deadline { return Deadline{cancel: make(chan struct{})} }
 func (d *Deadline) Set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer != nil && !d.timer.Stop() {
-		<-d.cancel // the timer fired: wait for it to have closed cancel
+	if d.timer != nil {
+		d.timer.Stop()
 	}
-	d.timer = nil
-	closed := IsClosed(d.cancel)
+	d.when = t
+	if IsClosed(d.cancel) {
+		d.cancel = make(chan struct{})
+	}
 	if t.IsZero() {
-		if closed {
-			d.cancel = make(chan struct{})
-		}
 		return
 	}
-	if dur := time.Until(t); dur > 0 {
-		if closed {
-			d.cancel = make(chan struct{})
-		}
-		c := d.cancel
-		d.timer = time.AfterFunc(dur, func() { close(c) })
+	dur := time.Until(t)
+	if dur <= 0 {
+		close(d.cancel)
 		return
 	}
-	if !closed {
+	if d.timer == nil {
+		d.timer = time.AfterFunc(dur, d.fire)
+	} else {
+		d.timer.Reset(dur)
+	}
+}
+
+// fire closes the channel if the deadline has really passed: a timer
+// stopped or re-armed while it was firing finds a later deadline, or none,
+// and does nothing.
+func (d *Deadline) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.when.IsZero() && !time.Now().Before(d.when) && !IsClosed(d.cancel) {
 		close(d.cancel)
 	}
 }
