@@ -223,7 +223,7 @@ func TestPoolEvictionAndLifetime(t *testing.T) {
 	c, _ := p.Get(context.Background())
 	c.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for p.Stats().Idle != 0 && time.Now().Before(deadline) {
+	for p.Stats().Open != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if st := p.Stats(); st.Idle != 0 || st.Evicted != 1 || st.Open != 0 {
