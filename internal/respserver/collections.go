@@ -226,16 +226,22 @@ func cmdHDel(c *conn, args [][]byte) {
 		c.replyErrOrZero(err)
 		return
 	}
-	h := e.obj.(hashValue)
+	n := removeMembers(e.obj.(hashValue), args[2:])
+	s.dropIfEmpty(key, e)
+	c.addInt(int64(n))
+}
+
+// removeMembers deletes the given members of a hash or set and returns how
+// many were there.
+func removeMembers[V any](m map[string]V, members [][]byte) int {
 	n := 0
-	for _, f := range args[2:] {
-		if _, ok := h[string(f)]; ok {
-			delete(h, string(f))
+	for _, f := range members {
+		if _, ok := m[string(f)]; ok {
+			delete(m, string(f))
 			n++
 		}
 	}
-	s.dropIfEmpty(key, e)
-	c.addInt(int64(n))
+	return n
 }
 
 // replyErrOrZero replies with err, or 0 when it is nil (a missing key).
@@ -316,14 +322,7 @@ func cmdSRem(c *conn, args [][]byte) {
 		c.replyErrOrZero(err)
 		return
 	}
-	set := e.obj.(setValue)
-	n := 0
-	for _, m := range args[2:] {
-		if _, ok := set[string(m)]; ok {
-			delete(set, string(m))
-			n++
-		}
-	}
+	n := removeMembers(e.obj.(setValue), args[2:])
 	s.dropIfEmpty(key, e)
 	c.addInt(int64(n))
 }
