@@ -259,3 +259,35 @@ func TestFeatureRequest(t *testing.T) {
 		t.Errorf("answer: opcode %d select %d features %#x, want 0, 7, 0", op, sel, f)
 	}
 }
+
+// TestCompletionError: a peer advertises a receive buffer with a key that
+// is not its own; our write to it completes with an error, and the
+// connection fails with a CompletionError carrying ibv_wc_status_str.
+func TestCompletionError(t *testing.T) {
+	e := newEnv(t, nil)
+	p := dialRaw(t, verbs.Bound(), netip.MustParseAddrPort(e.l.Addr().String()))
+	defer p.close()
+	srv, err := e.l.AcceptConn(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	bad := cmdBytes(3)
+	binary.BigEndian.PutUint64(bad[16:], uint64(unsafeptr.Addr(p.buf)))
+	binary.BigEndian.PutUint32(bad[24:], 4096)
+	binary.BigEndian.PutUint32(bad[28:], p.mr.RKey^0x5a5a5a) // not a key of the peer's
+	p.post(verbs.WRSend, bad, 0)
+	srv.SetDeadline(time.Now().Add(30 * time.Second))
+	var werr error
+	for i := 0; i < 100 && werr == nil; i++ {
+		_, werr = srv.Write([]byte("hello"))
+		if werr == nil {
+			_, werr = srv.Read(make([]byte, 1)) // waits for the completion or the deadline
+		}
+	}
+	var ce *qp.CompletionError
+	if !errors.As(werr, &ce) || ce.Text == "" {
+		t.Fatalf("after writing with a bad key: %v, want a CompletionError", werr)
+	}
+	t.Logf("as expected: %v", werr)
+}
