@@ -1,0 +1,89 @@
+package cq_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// TestReactorServesConnections runs a connection pair on a reactor of its
+// own, in both polling modes, and checks its counters: it polls, dispatches
+// completions, sleeps and is woken, serves both CQs while they are open and
+// none afterwards.
+func TestReactorServesConnections(t *testing.T) {
+	rdmatest.Require(t)
+	addr := rdmatest.Addr(t)
+	for _, mode := range []cq.Options{{}, {NoBusyPoll: true}} {
+		t.Run(fmt.Sprintf("NoBusyPoll=%v", mode.NoBusyPoll), func(t *testing.T) {
+			before := rdmatest.Resources(t)
+			r, err := cq.New(mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Readers park at once, so every completion goes through the
+			// reactor.
+			opts := &qp.Options{Reactor: r, SpinWait: -1, RecvBufferSize: 16 << 10}
+			l, err := qp.Listen(netip.AddrPortFrom(addr, 0).String(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			go func() {
+				c, err := l.AcceptConn(ctx)
+				if err != nil {
+					return
+				}
+				io.Copy(c, c)
+				c.Close()
+			}()
+			c, err := qp.Dial(ctx, l.Addr().String(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := make([]byte, 1000)
+			for range 200 {
+				if _, err := c.Write(msg); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, msg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := r.Stats(); st.CQs != 2 {
+				t.Errorf("CQs while a pair is open: %d, want 2", st.CQs)
+			}
+			time.Sleep(100 * time.Millisecond) // idle: the reactor sleeps
+			c.Close()
+			l.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for r.Stats().CQs != 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			st := r.Stats()
+			t.Logf("%+v", st)
+			// 200 round trips of 1000 bytes through 16 KiB buffers: at least
+			// one receive completion per message on each side.
+			if st.CQs != 0 || st.Completions < 400 || st.Polls < st.Completions/32 || st.Wakeups == 0 || st.EmptyPolls == 0 {
+				t.Errorf("implausible counters: %+v", st)
+			}
+			if st.Stale != 0 {
+				t.Errorf("%d completions named no live registration", st.Stale)
+			}
+			r.Close()
+			select {
+			case <-r.Done():
+			default:
+				t.Error("Close returned before the reactor's goroutine ended")
+			}
+			rdmatest.CheckNoLeaks(t, before)
+		})
+	}
+}
