@@ -3,12 +3,14 @@ module github.com/seed54442f1a/rdmapool
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valkey-io/valkey-go v1.0.79
 	github.com/valyala/bytebufferpool v1.0.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 )
 
 require (

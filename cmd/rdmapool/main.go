@@ -17,6 +17,8 @@ commands:
           and whether RDMA can be used here
   serve   serve a Valkey-compatible in-memory keyspace over TCP and RDMA
           (rdmapool serve --help for its flags)
+  bench   load-test a Valkey-compatible server, or the embedded one, over
+          RDMA and TCP, as valkey-benchmark does (rdmapool bench --help)
 `
 
 func main() {
@@ -33,6 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return info(args[1:], stdout, stderr)
 	case "serve":
 		return serveCmd(args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/seed54442f1a/rdmapool/internal/benchrun"
+	"github.com/seed54442f1a/rdmapool/pool"
+)
+
+const benchUsage = `usage: rdmapool bench [flags]
+
+Load-tests a Valkey-compatible server the way valkey-benchmark does: -c
+clients, each on its own connection from an rdmapool pool, send -n requests
+per test, -P at a time, and the throughput and latency percentiles of each
+test are reported.
+
+With neither -h nor -p it starts the embedded server in this process (TCP on
+127.0.0.1, and RDMA on the first active RDMA port's IPv4 address, or
+RDMAPOOL_TEST_ADDR, when a device can be used) and runs -n 10000 per test;
+it says which transport ran and why.
+
+--transport both runs the workload over RDMA, then over TCP, and prints them
+side by side with the ratios rdma/tcp. When RDMA cannot be used it still
+runs TCP, says why RDMA did not run, and exits 1.
+
+Tests (-t): ping (ping_inline and ping_mbulk), set, get, incr, lpush, lpop,
+mset. Exit status: 0 done, 1 a run failed (cannot connect, a server or
+transport error), 2 bad flags.
+
+flags:
+`
+
+// benchFlags are bench's flags, named as valkey-benchmark's.
+type benchFlags struct {
+	host                       string
+	port, rdmaPort             int
+	clients, requests, size    int
+	pipeline, keyspace         int
+	tests                      string
+	quiet, csv, json           bool
+	transport                  string
+	duration, warmup           time.Duration
+	embedded, hostSet, portSet bool
+
+	policy pool.Policy
+	both   bool
+	parsed []benchrun.Test
+}
+
+// embeddedRequests is -n's default against the embedded server, so that
+// every default test runs in seconds on a small machine.
+const embeddedRequests = 10000
+
+func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&f.host, "h", "127.0.0.1", "server hostname")
+	fs.IntVar(&f.port, "p", 6379, "server TCP port")
+	fs.IntVar(&f.rdmaPort, "rdma-port", 0, "server RDMA port; 0 means the same as -p")
+	fs.IntVar(&f.clients, "c", 50, "number of parallel connections")
+	fs.IntVar(&f.requests, "n", 100000, "total number of requests per test (10000 against the embedded server)")
+	fs.IntVar(&f.size, "d", 3, "data size of SET/GET/LPUSH/MSET values in bytes")
+	fs.IntVar(&f.pipeline, "P", 1, "pipeline <numreq> requests")
+	fs.StringVar(&f.tests, "t", "", "only run the comma-separated list of tests (ping, ping_inline, ping_mbulk, set, get, incr, lpush, lpop, mset)")
+	fs.BoolVar(&f.quiet, "q", false, "quiet: just show the throughput and p50 of each test")
+	fs.BoolVar(&f.csv, "csv", false, "output in CSV format")
+	fs.BoolVar(&f.json, "json", false, "output in JSON format")
+	fs.IntVar(&f.keyspace, "r", 0, "use random keys below this keyspace for SET/GET/INCR/MSET (key:__rand_int__)")
+	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
+	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s)")
+	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
+	return fs
+}
+
+// parseBenchFlags parses and checks the flags; on error it returns the one
+// line to print.
+func parseBenchFlags(args []string) (*benchFlags, error) {
+	f := &benchFlags{}
+	fs := newBenchFlagSet(f)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	requestsSet := false
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "h":
+			f.hostSet = true
+		case "p":
+			f.portSet = true
+		case "n":
+			requestsSet = true
+		}
+	})
+	f.embedded = !f.hostSet && !f.portSet
+	if f.embedded && !requestsSet {
+		f.requests = embeddedRequests
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case f.port < 1 || f.port > 65535:
+		return nil, fmt.Errorf("-p %d is not a port (1 to 65535)", f.port)
+	case f.rdmaPort < 0 || f.rdmaPort > 65535:
+		return nil, fmt.Errorf("--rdma-port %d is not a port (1 to 65535, or 0 for -p)", f.rdmaPort)
+	case f.clients < 1:
+		return nil, fmt.Errorf("-c %d: need at least 1 client", f.clients)
+	case f.requests < 1 && f.duration <= 0:
+		return nil, fmt.Errorf("-n %d: need at least 1 request", f.requests)
+	case f.size < 0 || f.size > 512<<20:
+		return nil, fmt.Errorf("-d %d is out of range (0 to 512 MiB)", f.size)
+	case f.pipeline < 1:
+		return nil, fmt.Errorf("-P %d: the pipeline must be at least 1", f.pipeline)
+	case f.keyspace < 0:
+		return nil, fmt.Errorf("-r %d: the keyspace must not be negative", f.keyspace)
+	case f.duration < 0:
+		return nil, fmt.Errorf("--duration %v must not be negative", f.duration)
+	case f.warmup < 0:
+		return nil, fmt.Errorf("--warmup %v must not be negative", f.warmup)
+	case f.csv && f.json:
+		return nil, errors.New("--csv and --json cannot be used together")
+	case strings.TrimSpace(f.host) == "":
+		return nil, errors.New("-h is empty")
+	}
+	t := strings.ToLower(f.transport)
+	if t == "both" {
+		f.both = true
+	} else {
+		p, err := pool.ParsePolicy(t)
+		if err != nil || t == "" {
+			return nil, fmt.Errorf("--transport %q: want rdma, tcp, auto or both", f.transport)
+		}
+		f.policy = p
+	}
+	tests, err := benchrun.ParseTests(f.tests)
+	if err != nil {
+		return nil, fmt.Errorf("-t: %v", err)
+	}
+	f.parsed = tests
+	return f, nil
+}
+
+// benchCmd is `rdmapool bench`; SIGINT and SIGTERM stop it.
+func benchCmd(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return bench(ctx, args, stdout, stderr, isTerminal(stdout))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// bench runs the benchmark; progress turns on the live status line.
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
+	for _, a := range args {
+		if a == "--help" || a == "-help" {
+			fmt.Fprint(stdout, benchUsage)
+			fs := newBenchFlagSet(&benchFlags{})
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+	}
+	f, err := parseBenchFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmapool bench: %v (rdmapool bench --help for usage)\n", err)
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "rdmapool bench: "+format+"\n", a...)
+		return 1
+	}
+
+	cfg := benchrun.Config{
+		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy,
+		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
+		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup,
+	}
+	server := cfg.Addr
+	// rdmaDown, when set, is why RDMA cannot run before anything is dialled
+	// (the embedded server has no RDMA listener).
+	var rdmaDown error
+	if f.embedded {
+		e, err := benchrun.StartEmbedded(f.both || f.policy != pool.TCPOnly)
+		if err != nil {
+			return fail("cannot start the embedded server: %v", err)
+		}
+		defer e.Close()
+		server = "embedded"
+		cfg.Addr, cfg.RDMAAddr, cfg.RDMAPort = e.TCPAddr, e.RDMAAddr, 0
+		if e.RDMAAddr == "" {
+			rdmaDown = e.RDMAErr
+			if rdmaDown == nil {
+				rdmaDown = errors.New("not asked for")
+			}
+		}
+	}
+
+	text := !f.csv && !f.json
+	if progress && text {
+		cfg.Progress = stdout
+	}
+	// Where the transport line goes: stdout for text, stderr for CSV (so
+	// stdout stays CSV), nowhere for JSON (the document has it).
+	var info io.Writer = stdout
+	switch {
+	case f.csv:
+		info = stderr
+	case f.json:
+		info = io.Discard
+	}
+	describe := func(o *benchrun.Outcome) {
+		fmt.Fprintf(info, "server: %s; transport: %s (%s)\n", describeServer(server, cfg), o.Transport, o.Reason)
+		if text && !f.quiet {
+			fmt.Fprintln(info)
+		}
+	}
+	rep := &benchrun.Report{Server: server}
+
+	runOne := func(policy pool.Policy, reason string, live bool) (*benchrun.Outcome, error) {
+		c := cfg
+		c.Policy = policy
+		c.OnConnect = func(o *benchrun.Outcome) {
+			if reason != "" {
+				o.Reason = reason
+			}
+			if live {
+				describe(o)
+			}
+		}
+		if live && text {
+			c.OnResult = func(o *benchrun.Outcome, r *benchrun.Result) {
+				if f.quiet {
+					benchrun.WriteQuiet(stdout, r)
+				} else {
+					benchrun.WriteText(stdout, o, r)
+				}
+			}
+		}
+		return benchrun.Run(ctx, c)
+	}
+	runErr := func(err error) int {
+		if ctx.Err() != nil {
+			return fail("interrupted")
+		}
+		return fail("%v", err)
+	}
+
+	if !f.both {
+		policy, reason := f.policy, ""
+		if rdmaDown != nil {
+			if policy == pool.RDMAOnly {
+				return fail("--transport rdma: RDMA is unavailable: %v", rdmaDown)
+			}
+			if policy == pool.Auto {
+				policy, reason = pool.TCPOnly, "auto: RDMA unavailable: "+rdmaDown.Error()
+			}
+		}
+		o, err := runOne(policy, reason, true)
+		if err != nil {
+			return runErr(err)
+		}
+		rep.Runs = []*benchrun.Outcome{o}
+		switch {
+		case f.csv:
+			benchrun.WriteCSV(stdout, o)
+		case f.json:
+			benchrun.WriteJSON(stdout, rep)
+		}
+		return 0
+	}
+
+	// --transport both: RDMA, then TCP, then the comparison.
+	var rdma *benchrun.Outcome
+	if rdmaDown == nil {
+		o, err := runOne(pool.RDMAOnly, "", false)
+		switch {
+		case err == nil:
+			rdma = o
+		case ctx.Err() != nil:
+			return fail("interrupted")
+		default:
+			var ce *benchrun.ConnectError
+			if !errors.As(err, &ce) {
+				return fail("rdma: %v", err)
+			}
+			rdmaDown = err
+		}
+	}
+	tcp, err := runOne(pool.TCPOnly, "", false)
+	if err != nil {
+		return runErr(err)
+	}
+	if rdma != nil {
+		rep.Runs = []*benchrun.Outcome{rdma, tcp}
+		rep.Ratios = benchrun.Ratios(rdma, tcp)
+	} else {
+		rep.Runs = []*benchrun.Outcome{tcp}
+		rep.Unavailable = map[string]string{"rdma": rdmaDown.Error()}
+	}
+	switch {
+	case f.csv:
+		benchrun.WriteCSV(stdout, rep.Runs...)
+	case f.json:
+		benchrun.WriteJSON(stdout, rep)
+	default:
+		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, f.pipeline)
+		if rdma == nil {
+			fmt.Fprintf(stdout, "rdma: did not run: %v\n", rdmaDown)
+		}
+		fmt.Fprintln(stdout)
+		benchrun.WriteCompare(stdout, rdma, tcp)
+	}
+	if rdma == nil {
+		return fail("--transport both: RDMA did not run: %v", rdmaDown)
+	}
+	return 0
+}
+
+func describeServer(server string, cfg benchrun.Config) string {
+	if server != "embedded" {
+		return server
+	}
+	s := "embedded (tcp " + cfg.Addr
+	if cfg.RDMAAddr != "" {
+		s += ", rdma " + cfg.RDMAAddr
+	}
+	return s + ")"
+}

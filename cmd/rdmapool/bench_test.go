@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seed54442f1a/rdmapool/internal/benchrun"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+)
+
+// runBench runs `rdmapool bench args...` without a terminal.
+func runBench(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = bench(context.Background(), args, &out, &errb, false)
+	if s := errb.String() + out.String(); strings.Contains(s, "goroutine ") || strings.Contains(s, "panic") {
+		t.Errorf("bench %q: a stack trace:\n%s", args, s)
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "set,nope"}, `-t: unknown test "nope"`},
+		{[]string{"--transport", "udp"}, `--transport "udp": want rdma, tcp, auto or both`},
+		{[]string{"-c", "0"}, "-c 0: need at least 1 client"},
+		{[]string{"-n", "0"}, "-n 0: need at least 1 request"},
+		{[]string{"-P", "0"}, "-P 0: the pipeline must be at least 1"},
+		{[]string{"-d", "-1"}, "-d -1 is out of range"},
+		{[]string{"-r", "-5"}, "-r -5: the keyspace must not be negative"},
+		{[]string{"-p", "70000"}, "-p 70000 is not a port"},
+		{[]string{"--rdma-port", "-1"}, "--rdma-port -1 is not a port"},
+		{[]string{"--csv", "--json"}, "--csv and --json cannot be used together"},
+		{[]string{"--duration", "-1s"}, "--duration -1s must not be negative"},
+		{[]string{"--nope"}, "flag provided but not defined: -nope"},
+		{[]string{"-c", "x"}, `invalid value "x" for flag -c`},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runBench(t, tc.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, "rdmapool bench: ") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("bench %q: exit %d, stderr:\n%s\nwant exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// Through the command's dispatch too.
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-t", "hset"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown test "hset"`) {
+		t.Errorf("run bench -t hset: exit %d, %s", code, errb.String())
+	}
+	if code := run([]string{"bench", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "usage: rdmapool bench") || !strings.Contains(out.String(), "-transport") {
+		t.Errorf("bench --help: exit %d, %s", code, out.String())
+	}
+}
+
+func TestBenchUnreachable(t *testing.T) {
+	port := strconv.Itoa(freePort(t))
+	for _, tr := range []string{"tcp", "auto"} {
+		code, stdout, stderr := runBench(t, "-h", "127.0.0.1", "-p", port, "--transport", tr, "-c", "3", "-q")
+		if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rdmapool bench: cannot connect to 127.0.0.1:"+port) ||
+			!strings.Contains(stderr, "connection refused") {
+			t.Errorf("--transport %s to a closed port: exit %d, stdout %q, stderr %q", tr, code, stdout, stderr)
+		}
+	}
+}
+
+// TestBenchDefault is the default run against the embedded server: RDMA
+// where a device can be used (the VM), else TCP with the reason.
+func TestBenchDefault(t *testing.T) {
+	code, stdout, stderr := runBench(t, "-n", "300", "-c", "5")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	if rdmatest.Available() {
+		if !strings.Contains(stdout, "transport: rdma (auto: RDMA connected)") {
+			t.Errorf("RDMA is usable, but:\n%s", stdout)
+		}
+	} else if !strings.Contains(stdout, "transport: tcp (auto: RDMA unavailable: RDMA cannot be used") {
+		t.Errorf("want TCP and why:\n%s", stdout)
+	}
+	for _, want := range []string{"====== PING_INLINE ======", "====== MSET (10 keys) ======", "300 requests completed", "5 parallel clients",
+		"Latency by percentile distribution:", "throughput summary:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, stdout, _ = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "server: embedded") ||
+		!strings.HasPrefix(lines[1], "SET: ") || !strings.Contains(lines[2], "GET: ") || !strings.Contains(lines[2], "requests per second, p50=") {
+		t.Errorf("-q: exit %d:\n%s", code, stdout)
+	}
+}
+
+func TestBenchCSV(t *testing.T) {
+	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-t", "set,get,incr", "--csv", "-r", "100", "-P", "4")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if len(recs) != 4 || strings.Join(recs[0], ",") != "test,rps,avg_latency_ms,min_latency_ms,p50_latency_ms,p95_latency_ms,p99_latency_ms,max_latency_ms" {
+		t.Fatalf("csv:\n%s", stdout)
+	}
+	for i, name := range []string{"SET", "GET", "INCR"} {
+		r := recs[i+1]
+		if r[0] != name {
+			t.Errorf("row %d: %q", i+1, r)
+		}
+		for _, f := range r[1:] {
+			if _, err := strconv.ParseFloat(f, 64); err != nil {
+				t.Errorf("row %q: %v", r, err)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "transport: ") {
+		t.Errorf("the transport line should be on stderr with --csv: %q", stderr)
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-t", "ping,lpush,lpop", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if rep.Server != "embedded" || len(rep.Runs) != 1 || rep.Runs[0].Reason == "" || len(rep.Runs[0].Results) != 4 {
+		t.Fatalf("json: %+v\n%s", rep, stdout)
+	}
+	var raw map[string]any
+	json.Unmarshal([]byte(stdout), &raw)
+	res := raw["runs"].([]any)[0].(map[string]any)["results"].([]any)[3].(map[string]any)
+	if res["test"] != "LPOP" || res["requests"] != 200.0 {
+		t.Errorf("json result: %v", res)
+	}
+	for _, k := range benchrun.CSVHeader {
+		if _, ok := res[k]; !ok {
+			t.Errorf("json result lacks %q", k)
+		}
+	}
+}
+
+// TestBenchBoth: with RDMA (the VM) both transports run and are compared;
+// without, TCP runs, the output says why RDMA did not, and the exit is 1.
+func TestBenchBoth(t *testing.T) {
+	code, stdout, stderr := runBench(t, "--transport", "both", "-n", "200", "-c", "3", "-t", "set,get")
+	if !strings.Contains(stdout, "rps rdma/tcp") || !strings.Contains(stdout, "SET") {
+		t.Errorf("no comparison table:\n%s", stdout)
+	}
+	if rdmatest.Available() {
+		if code != 0 || strings.Contains(stdout, "n/a") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
+		}
+		return
+	}
+	if code != 1 || !strings.Contains(stdout, "rdma: did not run: RDMA cannot be used") ||
+		!strings.Contains(stderr, "rdmapool bench: --transport both: RDMA did not run:") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
+	}
+
+	code, stdout, _ = runBench(t, "--transport", "both", "-n", "100", "-c", "2", "-t", "set", "--json")
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Unavailable["rdma"] == "" || len(rep.Runs) != 1 {
+		t.Errorf("--json: exit %d, %v, %s", code, err, stdout)
+	}
+}
+
+func TestBenchRDMAOnlyUnavailable(t *testing.T) {
+	if rdmatest.Available() {
+		t.Skip("RDMA is usable here")
+	}
+	code, _, stderr := runBench(t, "--transport", "rdma", "-n", "10")
+	if code != 1 || !strings.Contains(stderr, "rdmapool bench: --transport rdma: RDMA is unavailable: RDMA cannot be used") {
+		t.Errorf("exit %d, %s", code, stderr)
+	}
+}

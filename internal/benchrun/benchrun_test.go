@@ -1,0 +1,311 @@
+package benchrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/pool"
+)
+
+func TestSkipReply(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		n     int
+		isErr bool
+	}{
+		{"+OK\r\n", 5, false},
+		{"-ERR wrong\r\n", 12, true},
+		{":42\r\n", 5, false},
+		{"$3\r\nxxx\r\n", 9, false},
+		{"$-1\r\n", 5, false},
+		{"$0\r\n\r\n", 6, false},
+		{"*2\r\n$1\r\na\r\n:1\r\n", 15, false},
+		{"*-1\r\n", 5, false},
+		{"%1\r\n+k\r\n+v\r\n", 12, false},
+		{"_\r\n", 3, false},
+		{"+OK\r\n+OK\r\n", 5, false},
+		// incomplete
+		{"", 0, false},
+		{"+OK\r", 0, false},
+		{"$3\r\nxx", 0, false},
+		{"$3\r\nxxx\r", 0, false},
+		{"*2\r\n$1\r\na\r\n", 0, false},
+	} {
+		n, isErr, err := skipReply([]byte(tc.in))
+		if err != nil || n != tc.n || isErr != tc.isErr {
+			t.Errorf("skipReply(%q) = %d, %v, %v; want %d, %v", tc.in, n, isErr, err, tc.n, tc.isErr)
+		}
+	}
+	for _, in := range []string{"?x\r\n", "$x\r\n", "*1x\r\n"} {
+		if _, _, err := skipReply([]byte(in)); !errors.Is(err, errProtocol) {
+			t.Errorf("skipReply(%q): %v, want a protocol error", in, err)
+		}
+	}
+	deep := strings.Repeat("*1\r\n", maxDepth+1) + ":1\r\n"
+	if _, _, err := skipReply([]byte(deep)); !errors.Is(err, errProtocol) {
+		t.Errorf("deep nesting: %v", err)
+	}
+}
+
+func TestParseTests(t *testing.T) {
+	names := func(ts []Test) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	for in, want := range map[string]string{
+		"":             "PING_INLINE,PING_MBULK,SET,GET,INCR,LPUSH,LPOP,MSET (10 keys)",
+		"get,SET":      "SET,GET",
+		" Ping , mset": "PING_INLINE,PING_MBULK,MSET (10 keys)",
+		"ping_mbulk":   "PING_MBULK",
+	} {
+		ts, err := ParseTests(in)
+		if err != nil || names(ts) != want {
+			t.Errorf("ParseTests(%q) = %q, %v; want %q", in, names(ts), err, want)
+		}
+	}
+	if _, err := ParseTests("set,hset"); err == nil || !strings.Contains(err.Error(), `unknown test "hset"`) {
+		t.Errorf("unknown test: %v", err)
+	}
+}
+
+func TestPlaceholders(t *testing.T) {
+	ts, _ := ParseTests("mset")
+	req := ts[0].build([]byte("abc"))
+	offs := placeholders(req)
+	if len(offs) != 10 {
+		t.Fatalf("%d placeholders in %q", len(offs), req)
+	}
+	c := newClient(nil, 1)
+	c.prepare(req, 3)
+	if len(c.out) != 3*len(req) || len(c.randOff) != 10 {
+		t.Errorf("prepare: %d bytes, %d placeholders", len(c.out), len(c.randOff))
+	}
+	buf := append([]byte(nil), req...)
+	putNum(buf[offs[0]:offs[0]+len(randPlaceholder)], 42)
+	if !bytes.Contains(buf, []byte("key:000000000042")) {
+		t.Errorf("putNum: %q", buf)
+	}
+}
+
+func smallConfig(addr string, policy pool.Policy, tests string) Config {
+	ts, _ := ParseTests(tests)
+	return Config{Addr: addr, Policy: policy, Clients: 4, Requests: 500, DataSize: 3, Pipeline: 1, Tests: ts}
+}
+
+func TestRunTCP(t *testing.T) {
+	e, err := StartEmbedded(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"plain", func(*Config) {}},
+		{"pipeline", func(c *Config) { c.Pipeline = 16; c.Requests = 1003 }},
+		{"random keys", func(c *Config) { c.Keyspace = 1000; c.DataSize = 100 }},
+		{"big values", func(c *Config) { c.DataSize = 200 << 10; c.Requests = 40 }},
+		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
+			tc.mod(&cfg)
+			connected := 0
+			cfg.OnConnect = func(*Outcome) { connected++ }
+			o, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 {
+				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
+			}
+			for _, r := range o.Results {
+				if r.Errors != 0 {
+					t.Errorf("%s: %d errors, first %q", r.Test, r.Errors, r.FirstError)
+				}
+				if cfg.Duration == 0 && r.Requests != uint64(cfg.Requests) {
+					t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
+				}
+				if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
+					t.Errorf("%s: implausible result %+v", r.Test, r)
+				}
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	cfg := smallConfig("127.0.0.1:1", pool.TCPOnly, "set")
+	_, err := Run(context.Background(), cfg)
+	var ce *ConnectError
+	if !errors.As(err, &ce) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("refused: %v", err)
+	}
+	cfg.Clients = 0
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "clients") {
+		t.Errorf("0 clients: %v", err)
+	}
+}
+
+// TestRunRDMA runs against the embedded server over RDMA (in the VM).
+func TestRunRDMA(t *testing.T) {
+	rdmatest.Require(t)
+	e, err := StartEmbedded(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.RDMAAddr == "" {
+		t.Fatalf("no RDMA listener: %v", e.RDMAErr)
+	}
+	cfg := smallConfig(e.TCPAddr, pool.Auto, "ping,set,get,mset")
+	cfg.RDMAAddr = e.RDMAAddr
+	cfg.Pipeline = 8
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Transport != pool.RDMA {
+		t.Fatalf("transport %s (%s)", o.Transport, o.Reason)
+	}
+	for _, r := range o.Results {
+		if r.Errors != 0 || r.Requests != uint64(cfg.Requests) {
+			t.Errorf("%s: %+v", r.Test, r)
+		}
+	}
+}
+
+func TestReports(t *testing.T) {
+	e, err := StartEmbedded(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	o, err := Run(context.Background(), smallConfig(e.TCPAddr, pool.TCPOnly, "set,get"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteText(&b, o, &o.Results[0])
+	for _, want := range []string{"====== SET ======", "500 requests completed", "4 parallel clients", "3 bytes payload", "keep alive: 1",
+		"Latency by percentile distribution:", "100.000% <=", "throughput summary:", "latency summary (msec):"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	WriteQuiet(&b, &o.Results[1])
+	if !strings.HasPrefix(b.String(), "GET: ") || !strings.Contains(b.String(), " requests per second, p50=") {
+		t.Errorf("quiet: %q", b.String())
+	}
+
+	b.Reset()
+	o2 := *o
+	o2.Transport = pool.RDMA
+	WriteCSV(&b, &o2, o)
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(recs[0], ",") != strings.Join(CSVHeader, ",") || len(recs) != 5 || recs[1][0] != "SET (rdma)" || recs[4][0] != "GET (tcp)" {
+		t.Errorf("csv: %q", recs)
+	}
+
+	b.Reset()
+	WriteJSON(&b, &Report{Server: "x", Runs: []*Outcome{&o2, o}, Ratios: Ratios(&o2, o)})
+	var doc struct {
+		Runs []struct {
+			Transport string           `json:"transport"`
+			Results   []map[string]any `json:"results"`
+		} `json:"runs"`
+		Ratios []map[string]any `json:"ratios"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if len(doc.Runs) != 2 || len(doc.Ratios) != 2 || doc.Ratios[0]["rps"] != 1.0 {
+		t.Errorf("json: %+v", doc)
+	}
+	for _, k := range CSVHeader {
+		if _, ok := doc.Runs[1].Results[0][k]; !ok {
+			t.Errorf("json result lacks %q", k)
+		}
+	}
+	b.Reset()
+	WriteCompare(&b, nil, o)
+	if !strings.Contains(b.String(), "rps rdma/tcp") || !strings.Contains(b.String(), "n/a") {
+		t.Errorf("compare: %s", b.String())
+	}
+}
+
+// clientOn returns a client on a TCP (or, in the VM, RDMA) connection to
+// the embedded server, prepared for the test named.
+func clientOn(tb testing.TB, test string, pipeline int) *client {
+	e, err := StartEmbedded(rdmatest.Available())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.Close() })
+	p, err := pool.New(pool.Options{Addr: e.TCPAddr, RDMAAddr: e.RDMAAddr, Policy: map[bool]pool.Policy{true: pool.RDMAOnly, false: pool.TCPOnly}[e.RDMAAddr != ""]})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	conn, err := p.Get(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Discard() })
+	ts, _ := ParseTests(test)
+	c := newClient(conn, 1)
+	c.prepare(ts[0].build([]byte("xxx")), pipeline)
+	return c
+}
+
+// TestClientAllocs checks the steady state of the client loop: no
+// allocation per batch on the client side (the transport's own are
+// counted too, which is why the bound is loose for TCP).
+func TestClientAllocs(t *testing.T) {
+	c := clientOn(t, "ping_mbulk", 16)
+	for range 100 {
+		if err := c.batch(16, 1000, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(500, func() {
+		if err := c.batch(16, 1000, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.2f allocations per batch of 16 (%.3f per request)", allocs, allocs/16)
+	if allocs > 1 {
+		t.Errorf("%.2f allocations per batch of 16, want at most 1", allocs)
+	}
+}
+
+func BenchmarkClient(b *testing.B) {
+	for _, pl := range []int{1, 16} {
+		b.Run("pipeline="+map[int]string{1: "1", 16: "16"}[pl], func(b *testing.B) {
+			c := clientOn(b, "ping_mbulk", pl)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += pl {
+				if err := c.batch(pl, 1000, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,151 @@
+package benchrun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds, in nanoseconds: 1 µs resolution is finer than
+// valkey-benchmark's report (milliseconds with 3 decimals); 60 s is the most
+// a request may take before it is counted as 60 s.
+const (
+	histLowest  = 1_000
+	histHighest = 60_000_000_000
+	histSigFigs = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histSigFigs) }
+
+// client sends one test's requests on one connection: pipelines of up to P
+// requests written from a reused buffer, replies parsed in place from
+// another. Nothing is allocated per request.
+type client struct {
+	conn io.ReadWriter
+
+	out     []byte // P copies of the request
+	reqLen  int    // length of one request
+	randOff []int  // offsets of randPlaceholder in one request
+
+	in   []byte // reply buffer; in[r:w] is unparsed
+	r, w int
+
+	rng  uint64
+	hist *hdrhistogram.Histogram
+	done atomic.Uint64 // requests completed, read by the progress display
+
+	errs     uint64
+	firstErr string
+}
+
+func newClient(conn io.ReadWriter, seed uint64) *client {
+	return &client{conn: conn, in: make([]byte, 64<<10), rng: seed | 1, hist: newHist()}
+}
+
+// prepare sets the request the client sends, pipeline copies at a time.
+func (c *client) prepare(req []byte, pipeline int) {
+	c.reqLen = len(req)
+	c.randOff = placeholders(req)
+	c.out = c.out[:0]
+	for range pipeline {
+		c.out = append(c.out, req...)
+	}
+	c.hist.Reset()
+	c.done.Store(0)
+	c.errs, c.firstErr = 0, ""
+}
+
+// next returns the next pseudo-random number (xorshift64*).
+func (c *client) next() uint64 {
+	c.rng ^= c.rng >> 12
+	c.rng ^= c.rng << 25
+	c.rng ^= c.rng >> 27
+	return c.rng * 2685821657736338717
+}
+
+// putNum writes v into b as zero-padded decimal digits.
+func putNum(b []byte, v uint64) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+}
+
+// batch sends k requests (k ≤ the pipeline) and reads their k replies,
+// recording each reply's latency from the write when record is set. With a
+// keyspace, each placeholder gets a random number below it.
+func (c *client) batch(k int, keyspace uint64, record bool) error {
+	buf := c.out[:k*c.reqLen]
+	if keyspace > 0 {
+		for i := range k {
+			base := i * c.reqLen
+			for _, o := range c.randOff {
+				putNum(buf[base+o:base+o+len(randPlaceholder)], c.next()%keyspace)
+			}
+		}
+	}
+	start := time.Now()
+	if _, err := c.conn.Write(buf); err != nil {
+		return err
+	}
+	var lat int64
+	for got := 0; ; {
+		for got < k {
+			n, isErr, err := skipReply(c.in[c.r:c.w])
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break
+			}
+			if isErr {
+				c.errs++
+				if c.firstErr == "" {
+					c.firstErr = trimCRLF(c.in[c.r : c.r+n])
+				}
+			}
+			c.r += n
+			got++
+			if record {
+				c.hist.RecordValue(min(max(lat, histLowest), histHighest))
+			}
+		}
+		if got == k {
+			c.done.Add(uint64(k))
+			return nil
+		}
+		if c.r == c.w {
+			c.r, c.w = 0, 0
+		} else if c.w == len(c.in) {
+			if c.r > 0 {
+				c.w = copy(c.in, c.in[c.r:c.w])
+				c.r = 0
+			} else { // one reply larger than the buffer
+				c.in = append(c.in, make([]byte, len(c.in))...)
+			}
+		}
+		n, err := c.conn.Read(c.in[c.w:])
+		c.w += n
+		lat = int64(time.Since(start))
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("server closed the connection: %w", err)
+			}
+			return err
+		}
+	}
+}
+
+func trimCRLF(b []byte) string {
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}

@@ -1,0 +1,163 @@
+package benchrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+)
+
+// CSVHeader is valkey-benchmark's --csv header.
+var CSVHeader = []string{"test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "max_latency_ms"}
+
+func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// WriteText writes one test's report as valkey-benchmark prints it, with
+// the transport added.
+func WriteText(w io.Writer, o *Outcome, r *Result) {
+	fmt.Fprintf(w, "====== %s ======\n", r.Test)
+	fmt.Fprintf(w, "  %d requests completed in %.2f seconds\n", r.Requests, r.Seconds)
+	fmt.Fprintf(w, "  %d parallel clients\n", o.Clients)
+	fmt.Fprintf(w, "  %d bytes payload\n", o.DataSize)
+	fmt.Fprintf(w, "  keep alive: 1\n")
+	if o.Pipeline > 1 {
+		fmt.Fprintf(w, "  pipeline: %d\n", o.Pipeline)
+	}
+	fmt.Fprintf(w, "  transport: %s\n", o.Transport)
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "  errors: %d (first: %s)\n", r.Errors, r.FirstError)
+	}
+	fmt.Fprintf(w, "\nLatency by percentile distribution:\n")
+	if r.Hist != nil {
+		brackets := r.Hist.CumulativeDistribution()
+		for i, b := range brackets {
+			last := i == len(brackets)-1
+			if !last && i > 0 && brackets[i+1].ValueAt == b.ValueAt {
+				continue // print each value once, at its highest percentile
+			}
+			fmt.Fprintf(w, "%.3f%% <= %.3f milliseconds (cumulative count %d)\n", b.Quantile, float64(b.ValueAt)/1e6, b.Count)
+			if b.Count >= r.Hist.TotalCount() {
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nSummary:\n")
+	fmt.Fprintf(w, "  throughput summary: %.2f requests per second\n", r.RPS)
+	fmt.Fprintf(w, "  latency summary (msec):\n")
+	fmt.Fprintf(w, "  %9s %9s %9s %9s %9s %9s\n", "avg", "min", "p50", "p95", "p99", "max")
+	fmt.Fprintf(w, "  %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n\n", r.AvgMs, r.MinMs, r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs)
+}
+
+// WriteQuiet writes one test's line, as -q does.
+func WriteQuiet(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "%s: %.2f requests per second, p50=%.3f msec", r.Test, r.RPS, r.P50Ms)
+	if r.Errors > 0 {
+		fmt.Fprintf(w, " (%d errors, first: %s)", r.Errors, r.FirstError)
+	}
+	fmt.Fprintln(w)
+}
+
+// CSVRecord is one test's --csv row; suffix is added to the test's name.
+func CSVRecord(r *Result, suffix string) []string {
+	return []string{r.Test + suffix, f2(r.RPS), f3(r.AvgMs), f3(r.MinMs), f3(r.P50Ms), f3(r.P95Ms), f3(r.P99Ms), f3(r.MaxMs)}
+}
+
+// WriteCSV writes the header and a row per test of every outcome; with
+// more than one outcome the test names carry the transport: "SET (rdma)".
+// valkey-benchmark quotes every field; so does this.
+func WriteCSV(w io.Writer, outs ...*Outcome) error {
+	rows := [][]string{CSVHeader}
+	for _, o := range outs {
+		suffix := ""
+		if len(outs) > 1 {
+			suffix = " (" + string(o.Transport) + ")"
+		}
+		for i := range o.Results {
+			rows = append(rows, CSVRecord(&o.Results[i], suffix))
+		}
+	}
+	for _, row := range rows {
+		for i, f := range row {
+			if i > 0 {
+				io.WriteString(w, ",")
+			}
+			io.WriteString(w, strconv.Quote(f))
+		}
+		io.WriteString(w, "\n")
+	}
+	return nil
+}
+
+// Report is --json's document.
+type Report struct {
+	Server string     `json:"server"` // "embedded" or host:port
+	Runs   []*Outcome `json:"runs"`
+	// Unavailable says why a transport asked for could not run (--transport
+	// both without RDMA), by transport.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// Ratios are rdma/tcp per test, with --transport both.
+	Ratios []Ratio `json:"ratios,omitempty"`
+}
+
+// Ratio compares a test over RDMA with the same test over TCP: rps and
+// latencies of RDMA divided by those of TCP.
+type Ratio struct {
+	Test string  `json:"test"`
+	RPS  float64 `json:"rps"`
+	P50  float64 `json:"p50_latency"`
+	P99  float64 `json:"p99_latency"`
+}
+
+// Ratios pairs each test of rdma with the same test of tcp.
+func Ratios(rdma, tcp *Outcome) []Ratio {
+	var out []Ratio
+	for _, a := range rdma.Results {
+		for _, b := range tcp.Results {
+			if a.Test == b.Test {
+				out = append(out, Ratio{a.Test, ratio(a.RPS, b.RPS), ratio(a.P50Ms, b.P50Ms), ratio(a.P99Ms, b.P99Ms)})
+			}
+		}
+	}
+	return out
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(int64(a/b*1000+0.5)) / 1000
+}
+
+// WriteJSON writes rep, indented.
+func WriteJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// WriteCompare writes --transport both's table: each test over RDMA and
+// over TCP side by side, with the ratios rdma/tcp. rdma may be nil (it
+// could not run); its columns then say n/a.
+func WriteCompare(w io.Writer, rdma, tcp *Outcome) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "test\trdma rps\ttcp rps\trps rdma/tcp\trdma p50 ms\ttcp p50 ms\tp50 rdma/tcp\trdma p99 ms\ttcp p99 ms\tp99 rdma/tcp\t")
+	for _, b := range tcp.Results {
+		row := []string{b.Test, "n/a", f2(b.RPS), "n/a", "n/a", f3(b.P50Ms), "n/a", "n/a", f3(b.P99Ms), "n/a"}
+		if rdma != nil {
+			for _, a := range rdma.Results {
+				if a.Test == b.Test {
+					row = []string{b.Test, f2(a.RPS), f2(b.RPS), f3(ratio(a.RPS, b.RPS)),
+						f3(a.P50Ms), f3(b.P50Ms), f3(ratio(a.P50Ms, b.P50Ms)),
+						f3(a.P99Ms), f3(b.P99Ms), f3(ratio(a.P99Ms, b.P99Ms))}
+				}
+			}
+		}
+		for _, f := range row {
+			fmt.Fprint(tw, f, "\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,332 @@
+package benchrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/seed54442f1a/rdmapool/pool"
+)
+
+// Config is one benchmark run against one server over one transport policy.
+type Config struct {
+	// Addr is the server's TCP address, host:port.
+	Addr string
+	// RDMAAddr is the server's RDMA address; empty means Addr's host with
+	// RDMAPort (pool.Options' rules).
+	RDMAAddr string
+	RDMAPort int
+	Policy   pool.Policy
+
+	Clients  int // connections, one request pipeline each
+	Requests int // per test; ignored when Duration is set
+	DataSize int // bytes of each value
+	Pipeline int
+	Keyspace int // random keys below this; 0 keeps the placeholder literal
+	Tests    []Test
+	// Duration, when set, runs each test for that long instead of Requests.
+	Duration time.Duration
+	// Warmup runs each test, unrecorded, for that long before measuring.
+	Warmup time.Duration
+	// Progress, when set, gets a live "\r" status line (for terminals).
+	Progress io.Writer
+	// DialTimeout bounds the connecting of all clients; 0 means 10 s.
+	DialTimeout time.Duration
+	// OnConnect, when set, is called once every client is connected, with
+	// the Outcome's transport and reason filled in.
+	OnConnect func(*Outcome)
+	// OnResult, when set, is called after each test.
+	OnResult func(*Outcome, *Result)
+}
+
+// Result is one test's outcome. Latencies are in milliseconds.
+type Result struct {
+	Test       string  `json:"test"`
+	Requests   uint64  `json:"requests"`
+	Seconds    float64 `json:"seconds"`
+	RPS        float64 `json:"rps"`
+	AvgMs      float64 `json:"avg_latency_ms"`
+	MinMs      float64 `json:"min_latency_ms"`
+	P50Ms      float64 `json:"p50_latency_ms"`
+	P95Ms      float64 `json:"p95_latency_ms"`
+	P99Ms      float64 `json:"p99_latency_ms"`
+	MaxMs      float64 `json:"max_latency_ms"`
+	Errors     uint64  `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+
+	Hist *hdrhistogram.Histogram `json:"-"` // nanoseconds
+}
+
+// Outcome is a whole run: the transport the connections used, why, and each
+// test's result.
+type Outcome struct {
+	Transport pool.Transport `json:"transport"`
+	// Reason says why this transport: the policy, or why RDMA was not used.
+	Reason   string   `json:"reason"`
+	Fallback string   `json:"fallback,omitempty"` // pool.Stats().LastFallback, if any
+	Clients  int      `json:"clients"`
+	Pipeline int      `json:"pipeline"`
+	DataSize int      `json:"data_size"`
+	Keyspace int      `json:"keyspace,omitempty"`
+	Results  []Result `json:"results"`
+}
+
+// ConnectError is a failure to connect the clients.
+type ConnectError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ConnectError) Error() string { return fmt.Sprintf("cannot connect to %s: %v", e.Addr, e.Err) }
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Clients < 1:
+		return fmt.Errorf("clients must be at least 1, not %d", cfg.Clients)
+	case cfg.Pipeline < 1:
+		return fmt.Errorf("pipeline must be at least 1, not %d", cfg.Pipeline)
+	case cfg.Duration <= 0 && cfg.Requests < 1:
+		return fmt.Errorf("requests must be at least 1, not %d", cfg.Requests)
+	case cfg.DataSize < 0:
+		return fmt.Errorf("data size must not be negative, not %d", cfg.DataSize)
+	case cfg.Keyspace < 0:
+		return fmt.Errorf("keyspace must not be negative, not %d", cfg.Keyspace)
+	case len(cfg.Tests) == 0:
+		return errors.New("no test to run")
+	}
+	return nil
+}
+
+// Run connects Clients connections through a pool and runs each test.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	p, err := pool.New(pool.Options{
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy,
+		MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	conns, err := connect(ctx, p, cfg)
+	if err != nil {
+		return nil, &ConnectError{Addr: cfg.Addr, Err: err}
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Discard()
+		}
+	}()
+
+	out := &Outcome{Clients: cfg.Clients, Pipeline: cfg.Pipeline, DataSize: cfg.DataSize, Keyspace: cfg.Keyspace}
+	out.Transport = conns[0].Transport()
+	for _, c := range conns[1:] {
+		if c.Transport() != out.Transport {
+			out.Transport = "mixed"
+		}
+	}
+	st := p.Stats()
+	if st.LastFallback != nil {
+		out.Fallback = st.LastFallback.Error()
+	}
+	switch {
+	case cfg.Policy == pool.TCPOnly:
+		out.Reason = "--transport tcp"
+	case cfg.Policy == pool.RDMAOnly:
+		out.Reason = "--transport rdma"
+	case out.Transport == pool.RDMA:
+		out.Reason = "auto: RDMA connected"
+	case st.LastFallback != nil:
+		out.Reason = fmt.Sprintf("auto: RDMA unavailable (%s): %v", st.LastFallback.Reason, st.LastFallback.Err)
+	default:
+		out.Reason = "auto: TCP in use"
+	}
+
+	if cfg.OnConnect != nil {
+		cfg.OnConnect(out)
+	}
+	clients := make([]*client, len(conns))
+	for i, c := range conns {
+		clients[i] = newClient(c, uint64(i+1)*0x9E3779B97F4A7C15)
+	}
+	data := bytes.Repeat([]byte("x"), cfg.DataSize)
+	for _, t := range cfg.Tests {
+		req := t.build(data)
+		if cfg.Warmup > 0 {
+			if _, err := runTest(ctx, clients, req, cfg, phase{duration: cfg.Warmup}); err != nil {
+				return out, fmt.Errorf("%s (warmup): %w", t.Name, err)
+			}
+		}
+		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: t.Name})
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		res.Test = t.Name
+		out.Results = append(out.Results, *res)
+		if cfg.OnResult != nil {
+			cfg.OnResult(out, &out.Results[len(out.Results)-1])
+		}
+	}
+	return out, nil
+}
+
+// connect gets one connection per client, dialling them in parallel.
+func connect(ctx context.Context, p *pool.Pool, cfg Config) ([]*pool.PooledConn, error) {
+	timeout := cfg.DialTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conns := make([]*pool.PooledConn, cfg.Clients)
+	errs := make([]error, cfg.Clients)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() {
+			conns[i], errs[i] = p.Get(ctx)
+			if errs[i] != nil {
+				cancel() // the first failure ends the others
+			}
+		})
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	if first != nil {
+		for _, c := range conns {
+			if c != nil {
+				c.Discard()
+			}
+		}
+		return nil, first
+	}
+	return conns, nil
+}
+
+type phase struct {
+	record   bool
+	duration time.Duration
+	requests int
+	name     string
+}
+
+// runTest runs one phase of one test on every client.
+func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph phase) (*Result, error) {
+	for _, c := range clients {
+		c.prepare(req, cfg.Pipeline)
+	}
+	var remaining atomic.Int64
+	remaining.Store(int64(ph.requests))
+	var deadline time.Time
+	start := time.Now()
+	if ph.duration > 0 {
+		deadline = start.Add(ph.duration)
+	}
+	var failed atomic.Bool
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			P := int64(cfg.Pipeline)
+			for !failed.Load() && ctx.Err() == nil {
+				k := P
+				if deadline.IsZero() {
+					left := remaining.Add(-P) + P
+					if left <= 0 {
+						return
+					}
+					k = min(P, left)
+				} else if time.Now().After(deadline) {
+					return
+				}
+				if err := c.batch(int(k), uint64(cfg.Keyspace), ph.record); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+			}
+		})
+	}
+	stopProgress := progress(cfg.Progress, ph, clients, start)
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !ph.record {
+		return nil, nil
+	}
+	h := newHist()
+	res := &Result{Hist: h, Seconds: elapsed.Seconds()}
+	for _, c := range clients {
+		h.Merge(c.hist)
+		res.Errors += c.errs
+		if res.FirstError == "" {
+			res.FirstError = c.firstErr
+		}
+	}
+	res.Requests = uint64(h.TotalCount())
+	res.RPS = float64(res.Requests) / elapsed.Seconds()
+	ms := func(ns int64) float64 { return round3(float64(ns) / 1e6) }
+	res.AvgMs = round3(h.Mean() / 1e6)
+	res.MinMs, res.MaxMs = ms(h.Min()), ms(h.Max())
+	res.P50Ms, res.P95Ms, res.P99Ms = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99))
+	res.RPS = math.Round(res.RPS*100) / 100
+	return res, nil
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// progress prints valkey-benchmark's live line to w every 250 ms until the
+// returned function is called, which clears it.
+func progress(w io.Writer, ph phase, clients []*client, start time.Time) func() {
+	if w == nil || !ph.record {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		var last uint64
+		lastT := start
+		for {
+			select {
+			case <-stop:
+				fmt.Fprintf(w, "\r%-78s\r", "")
+				return
+			case now := <-t.C:
+				var n uint64
+				for _, c := range clients {
+					n += c.done.Load()
+				}
+				rps := float64(n-last) / now.Sub(lastT).Seconds()
+				overall := float64(n) / now.Sub(start).Seconds()
+				fmt.Fprintf(w, "\r%s: rps=%.1f (overall: %.1f) done=%d", ph.name, rps, overall, n)
+				last, lastT = n, now
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
