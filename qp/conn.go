@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,7 +298,8 @@ func (c *Conn) Release(n int) error {
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
-	var spinStart time.Time
+	var sp spin
+	defer sp.release()
 	for {
 		if err := c.terminal(); err != nil {
 			return nil, c.opError("read", err)
@@ -310,7 +312,7 @@ func (c *Conn) readable() ([]byte, error) {
 		if c.peerClosed.Load() {
 			return nil, io.EOF
 		}
-		if c.spinPoll(&spinStart) {
+		if c.spinPoll(&sp) {
 			if c.readDL.Expired() {
 				return nil, c.opError("read", os.ErrDeadlineExceeded)
 			}
@@ -395,7 +397,8 @@ func (c *Conn) Commit(n int) error {
 // reserve waits for the peer's buffer to have room and the send queue to
 // have space (wmu held).
 func (c *Conn) reserve(n int) ([]byte, error) {
-	var spinStart time.Time
+	var sp spin
+	defer sp.release()
 	for {
 		if err := c.writeErr(); err != nil {
 			return nil, err
@@ -412,7 +415,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		if tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
 			return tx.Reserve(n), nil
 		}
-		if c.spinPoll(&spinStart) {
+		if c.spinPoll(&sp) {
 			if c.writeDL.Expired() {
 				return nil, c.opError("write", os.ErrDeadlineExceeded)
 			}
@@ -427,22 +430,53 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 	}
 }
 
+// spinners counts the goroutines that poll a CQ inline right now. At most
+// GOMAXPROCS may, and each yields its P (runtime.Gosched) every 8 polls: a
+// spinning reader uses only CPU that no other goroutine wants, and many
+// waiting connections do not crowd the run queue with spinners.
+var spinners atomic.Int32
+
+// spin is a waiter's polling state: whether it holds a spinner slot, and
+// since when it has polled without result.
+type spin struct {
+	holding bool
+	polls   int
+	start   time.Time
+}
+
+func (s *spin) release() {
+	if s.holding {
+		spinners.Add(-1)
+		s.holding = false
+	}
+}
+
 // spinPoll is what a waiting reader or writer does before it parks: poll
-// the CQ itself, for up to opts.SpinWait. It reports whether to look again
-// (true) or to park (false).
-func (c *Conn) spinPoll(start *time.Time) bool {
+// the CQ itself, for up to opts.SpinWait without a result, if a spinner
+// slot is free. It reports whether to look again (true) or to park (false).
+func (c *Conn) spinPoll(s *spin) bool {
 	if c.opts.SpinWait < 0 {
 		return false
 	}
+	if !s.holding {
+		if spinners.Add(1) > int32(runtime.GOMAXPROCS(0)) {
+			spinners.Add(-1)
+			return false
+		}
+		s.holding, s.start = true, time.Now()
+	}
 	if c.pollInline() {
-		*start = time.Time{}
+		s.start = time.Now()
 		return true
 	}
-	if start.IsZero() {
-		*start = time.Now()
+	if time.Since(s.start) < c.opts.SpinWait {
+		if s.polls++; s.polls%8 == 0 {
+			runtime.Gosched()
+		}
 		return true
 	}
-	return time.Since(*start) < c.opts.SpinWait
+	s.release()
+	return false
 }
 
 func (c *Conn) writeErr() error {
