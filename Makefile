@@ -4,10 +4,11 @@ shq = '$(subst ','\'',$(value $(1)))'
 
 .PHONY: run test bench-ffi test-rxe vm-run vm-fetch
 
-# run: the main job: report this machine's RDMA libraries, devices and limits.
+# run: the main job: benchmark the embedded server, over RDMA where this
+# machine can, else over TCP (saying why); then `rdmapool info` tells more.
 run:
 	scripts/deps.sh run
-	CGO_ENABLED=0 go run ./cmd/rdmapool info
+	CGO_ENABLED=0 go run ./cmd/rdmapool bench
 
 # test: every test, as CI runs it (see scripts/test.sh).
 test:
