@@ -56,6 +56,7 @@ type Stats struct {
 	Completions uint64 // completions dispatched
 	Wakeups     uint64 // times the reactor slept and was woken
 	Stale       uint64 // completions whose wr_id named no live registration
+	Timeouts    uint64 // sleeps that ended by sleepLimitMS, not by an event
 	CQs         int    // CQs registered now
 }
 
@@ -129,8 +130,8 @@ type Reactor struct {
 	wcs     uintptr  // C array of Batch WCs
 	evOut   uintptr  // C memory for ibv_get_cq_event's out parameters
 
-	polls, empty, completions, wakeups, stale atomic.Uint64
-	cqs                                       atomic.Int64
+	polls, empty, completions, wakeups, stale, timeouts atomic.Uint64
+	cqs                                                 atomic.Int64
 }
 
 // New starts a reactor. The libraries must be bound (loader.Load).
@@ -209,7 +210,7 @@ func (r *Reactor) Done() <-chan struct{} { return r.done }
 func (r *Reactor) Stats() Stats {
 	return Stats{
 		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
-		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), CQs: int(r.cqs.Load()),
+		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(), CQs: int(r.cqs.Load()),
 	}
 }
 
@@ -241,6 +242,13 @@ func (r *Reactor) wake() {
 }
 
 const wcSize = 48 // sizeof(struct ibv_wc), checked by internal/verbs' layout test
+
+// sleepLimitMS bounds each sleep: after it the reactor polls every CQ even
+// without an event. It is a safety net, not the mechanism: a completion whose
+// event went missing is found within this time instead of waiting for the
+// next event on any CQ (seen under emulation as multi-second stalls at the
+// end of rdmapool bench runs; the cause is not yet known).
+const sleepLimitMS = 100
 
 func (r *Reactor) run() {
 	runtime.LockOSThread()
@@ -285,9 +293,12 @@ func (r *Reactor) run() {
 			continue
 		}
 		r.wakeups.Add(1)
-		n, err := unix.EpollWait(r.epfd, events, -1)
+		n, err := unix.EpollWait(r.epfd, events, sleepLimitMS)
 		if err != nil && err != unix.EINTR {
 			panic(fmt.Sprintf("cq: epoll_wait: %v", err)) // a programming error: bad epfd
+		}
+		if n == 0 {
+			r.timeouts.Add(1)
 		}
 		for _, ev := range events[:max(n, 0)] {
 			if ev.Fd == -1 {
