@@ -37,3 +37,14 @@ func releaseReactor() {
 		shared.r = nil
 	}
 }
+
+// ReactorStats returns the counters of the process-wide reactor, and false
+// when none is running (no connection uses it).
+func ReactorStats() (cq.Stats, bool) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.r == nil {
+		return cq.Stats{}, false
+	}
+	return shared.r.Stats(), true
+}
