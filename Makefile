@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench-ffi test-rxe vm-run vm-fetch
+.PHONY: run test bench-ffi bench-rxe test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -17,6 +17,11 @@ test:
 # bench-ffi: the cost of one C call: ours, purego.SyscallN and cgo, in one run.
 bench-ffi:
 	CGO_ENABLED=1 go test -run '^$$' -bench Call3 -benchmem -count 5 ./internal/ffi
+
+# bench-rxe: in one VM boot, perftest's ib_write_lat and ib_send_lat, then our
+# RDMA benchmarks on the same device, as ratios; writes out/bench-rxe.{json,md}.
+bench-rxe:
+	vm/bench.sh
 
 # test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
 #   VM_RUN=regex         -test.run for every test binary
