@@ -14,59 +14,8 @@ import (
 	"github.com/seed54442f1a/rdmapool/loader"
 )
 
-// echoServer serves TCP echo on 127.0.0.1 until the test ends; kill closes
-// every connection it has accepted.
-type echoServer struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newEchoServer(t *testing.T) *echoServer {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &echoServer{l: l}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				io.Copy(c, c)
-				c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		s.kill()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *echoServer) addr() string { return s.l.Addr().String() }
-
-func (s *echoServer) kill() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.conns = nil
-}
+// newEchoServer serves TCP echo on 127.0.0.1 until the test ends.
+func newEchoServer(t *testing.T) *tcpServer { return newTCPServer(t, tcpEcho) }
 
 func newPool(t *testing.T, o Options) *Pool {
 	t.Helper()

@@ -10,11 +10,12 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
 // tcpLeakCheck fails the test if it ends with more goroutines than it
@@ -95,17 +96,23 @@ func newTCPServer(t *testing.T, handle func(net.Conn)) *tcpServer {
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
+		s.kill()
 		s.wg.Wait()
 	})
 	return s
 }
 
 func (s *tcpServer) addr() string { return s.l.Addr().String() }
+
+// kill closes every connection the server has accepted so far.
+func (s *tcpServer) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
 
 // tcpEcho writes back what it reads. (With plain read and write: the
 // splice path of TCPConn.ReadFrom caches pipes until the next GC, which the
@@ -689,19 +696,6 @@ func TestTCPEngineRestarts(t *testing.T) {
 	}
 }
 
-// tcpReportLatency reports the p50 and p99 of the samples in µs.
-func tcpReportLatency(b *testing.B, samples []time.Duration) {
-	if len(samples) == 0 {
-		return
-	}
-	slices.Sort(samples)
-	q := func(p float64) float64 {
-		return float64(samples[int(p*float64(len(samples)-1))]) / float64(time.Microsecond)
-	}
-	b.ReportMetric(q(0.50), "p50-µs")
-	b.ReportMetric(q(0.99), "p99-µs")
-}
-
 // BenchmarkTCPRoundTrip: write 64 bytes, read the echo, one round trip per
 // op, through a TCPConn and, to compare, a plain net.Conn, against the same
 // echo server. gnet is the TCPConn as it is (a waiting Read spins first
@@ -769,7 +763,7 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			tcpReportLatency(b, samples)
+			testutil.ReportLatency(b, samples)
 		})
 	}
 }

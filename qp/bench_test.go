@@ -3,11 +3,11 @@ package qp_test
 import (
 	"fmt"
 	"io"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
@@ -36,19 +36,6 @@ func benchPair(b *testing.B, opts *qp.Options) (cli *qp.Conn, cleanup func()) {
 		b.Fatal(err)
 	}
 	return cli, func() { cli.Close(); l.Close() }
-}
-
-// reportLatency reports the p50 and p99 of the samples in µs.
-func reportLatency(b *testing.B, samples []time.Duration) {
-	if len(samples) == 0 {
-		return
-	}
-	slices.Sort(samples)
-	q := func(p float64) float64 {
-		return float64(samples[int(p*float64(len(samples)-1))]) / float64(time.Microsecond)
-	}
-	b.ReportMetric(q(0.50), "p50-µs")
-	b.ReportMetric(q(0.99), "p99-µs")
 }
 
 // BenchmarkRoundTrip: write a message, read the echo; one round trip per
@@ -94,7 +81,7 @@ func benchRoundTrip(b *testing.B, size int, opts *qp.Options) {
 				}
 			}
 			b.StopTimer()
-			reportLatency(b, samples)
+			testutil.ReportLatency(b, samples)
 		}
 	}
 }
@@ -162,5 +149,5 @@ func BenchmarkZeroCopyRoundTrip(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	reportLatency(b, samples)
+	testutil.ReportLatency(b, samples)
 }

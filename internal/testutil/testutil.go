@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // InVM reports whether the tests run inside the project's soft-RoCE VM
@@ -74,4 +76,18 @@ func BuildSharedLib(tb testing.TB, name string, srcs ...string) string {
 		tb.Fatalf("building %s from %v: %v\n%s", name, srcs, err, b)
 	}
 	return out
+}
+
+// ReportLatency reports the p50 and p99 of a benchmark's latency samples,
+// in µs, as the metrics p50-µs and p99-µs. It sorts samples.
+func ReportLatency(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	q := func(p float64) float64 {
+		return float64(samples[int(p*float64(len(samples)-1))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(q(0.50), "p50-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
 }
