@@ -28,34 +28,51 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 }
 
 func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
-	o, err := opts.withDefaults()
+	e, err := newEndpoint(ctx, addr, opts, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := loader.Load(); err != nil {
-		return nil, err
-	}
-	t := verbs.Bound()
-	ap, err := resolve(ctx, addr, false)
-	if err != nil {
-		return nil, err
-	}
-	ec, err := newEventChannel(t)
-	if err != nil {
-		return nil, err
-	}
-	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
-	if err != nil {
-		ec.close()
-		return nil, err
-	}
-	c := newConn(t, o, id, ec, false)
-	if err := c.connect(ctx, ap); err != nil {
+	c := newConn(e.t, e.opts, e.id, e.ec, false)
+	if err := c.connect(ctx, e.ap); err != nil {
 		c.setErr(err)
 		<-c.torndown
 		return nil, err
 	}
 	return c, nil
+}
+
+// endpoint is what Dial and Listen both start from: options with defaults,
+// the bound libraries, the resolved address, and an rdma_cm id on its own
+// event channel.
+type endpoint struct {
+	opts Options
+	t    *verbs.Table
+	ap   netip.AddrPort
+	ec   *eventChannel
+	id   uintptr
+}
+
+func newEndpoint(ctx context.Context, addr string, opts *Options, listen bool) (endpoint, error) {
+	var e endpoint
+	var err error
+	if e.opts, err = opts.withDefaults(); err != nil {
+		return e, err
+	}
+	if _, err := loader.Load(); err != nil {
+		return e, err
+	}
+	e.t = verbs.Bound()
+	if e.ap, err = resolve(ctx, addr, listen); err != nil {
+		return e, err
+	}
+	if e.ec, err = newEventChannel(e.t); err != nil {
+		return e, err
+	}
+	if e.id, err = e.t.CreateID(e.ec.ch, 0, verbs.PSTCP); err != nil {
+		e.ec.close()
+		return e, err
+	}
+	return e, nil
 }
 
 func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {

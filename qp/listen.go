@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
-	"github.com/seed54442f1a/rdmapool/loader"
 )
 
 // Listener accepts Valkey-over-RDMA connections, such as those of
@@ -42,28 +41,12 @@ func Listen(addr string, opts *Options) (*Listener, error) {
 }
 
 func listen(addr string, opts *Options) (*Listener, error) {
-	o, err := opts.withDefaults()
+	e, err := newEndpoint(context.Background(), addr, opts, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := loader.Load(); err != nil {
-		return nil, err
-	}
-	t := verbs.Bound()
-	ap, err := resolve(context.Background(), addr, true)
-	if err != nil {
-		return nil, err
-	}
-	ec, err := newEventChannel(t)
-	if err != nil {
-		return nil, err
-	}
-	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
-	if err != nil {
-		ec.close()
-		return nil, err
-	}
-	sa, err := t.Sockaddr(ap)
+	t, o, ec, id := e.t, e.opts, e.ec, e.id
+	sa, err := t.Sockaddr(e.ap)
 	if err == nil {
 		err = t.BindAddr(id, sa)
 		t.Free(sa)
