@@ -41,6 +41,20 @@ func (c *Conn) onPeerClosed() {
 	c.wakeAll()
 }
 
+// qpDownGrace is how long a connection whose QP went down waits for the
+// rdma_cm event that says why, before it takes it as the peer's close.
+const qpDownGrace = 2 * time.Second
+
+// onQPDown records that the QP went to the error state (flushed work
+// requests) and, if no event explains it in time, treats it as a close by
+// the peer.
+func (c *Conn) onQPDown() {
+	c.downOnce.Do(func() {
+		c.qpDown.Store(true)
+		time.AfterFunc(qpDownGrace, c.onPeerClosed)
+	})
+}
+
 // eventLoop handles the rdma_cm events of an established (or accepting)
 // connection until the channel is closed.
 func (c *Conn) eventLoop() {

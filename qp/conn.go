@@ -74,6 +74,8 @@ type Conn struct {
 	// State.
 	established atomic.Bool
 	peerClosed  atomic.Bool
+	qpDown      atomic.Bool // work requests were flushed; the cause is to come
+	downOnce    sync.Once
 	closing     atomic.Bool
 	errOnce     sync.Once
 	err         error         // terminal error, set once before done closes
@@ -312,7 +314,7 @@ func (c *Conn) readable() ([]byte, error) {
 		if c.peerClosed.Load() {
 			return nil, io.EOF
 		}
-		if c.spinPoll(&sp) {
+		if !c.qpDown.Load() && c.spinPoll(&sp) {
 			if c.readDL.Expired() {
 				return nil, c.opError("read", os.ErrDeadlineExceeded)
 			}
@@ -412,10 +414,11 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			c.txGen = g
 		}
 		tx := c.res.tx
-		if tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
+		down := c.qpDown.Load()
+		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
 			return tx.Reserve(n), nil
 		}
-		if c.spinPoll(&sp) {
+		if !down && c.spinPoll(&sp) {
 			if c.writeDL.Expired() {
 				return nil, c.opError("write", os.ErrDeadlineExceeded)
 			}

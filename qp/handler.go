@@ -60,10 +60,11 @@ func (c *Conn) handleCompletions(wcs []cq.Completion) {
 		wc := &wcs[i]
 		local := cq.Local(wc.WRID)
 		if wc.Status == verbs.WCWRFlushErr {
-			// The QP went to the error state: the peer disconnected (its
-			// DISCONNECTED event may come later), or an error completion
-			// came before this one. What was received stays readable.
-			c.onPeerClosed()
+			// The QP went to the error state. Why is told by the rdma_cm
+			// event that comes with it (DISCONNECTED, DEVICE_REMOVAL) or
+			// by an error completion before this one; until then readers
+			// and writers wait. What was received stays readable.
+			c.onQPDown()
 			return
 		}
 		if wc.Status != verbs.WCSuccess {
