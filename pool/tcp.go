@@ -27,8 +27,9 @@ import (
 //
 //   - Inbound bytes are copied, in the event loop's OnTraffic, into a
 //     bytebufferpool buffer that Read drains. A reader that finds nothing
-//     polls for tcpSpinWait (with GOMAXPROCS of 4 or more), then parks on
-//     a channel that OnTraffic and OnClose signal.
+//     polls for up to tcpSpinWait (with GOMAXPROCS of 2 or more, where
+//     spinning pays), then parks on a channel that OnTraffic and OnClose
+//     signal.
 //   - Write calls write(2) on the socket itself while the kernel takes the
 //     bytes (see tcpDirectWrites). When the kernel's buffer is full, it
 //     hands the rest to the event loop with AsyncWrite (the one write of
@@ -53,7 +54,8 @@ type TCPConn struct {
 	fd           int           // gnet's descriptor for the socket
 	direct       bool          // Write calls write(2) itself first (tcpDirectWrites)
 	spinWait     time.Duration // tcpSpinWait when dialled, if GOMAXPROCS allows
-	opened       bool          // OnOpen ran (set on the event loop before EnrollContext returns)
+	spinBudget   spinBudget
+	opened       bool // OnOpen ran (set on the event loop before EnrollContext returns)
 
 	// fdmu is held around each write(2) we make on fd, and by OnClose
 	// before gnet closes fd, which sets fdDone: a descriptor number is
@@ -127,19 +129,27 @@ var tcpDirectWrites = true
 // runtime.Gosched between looks, before it parks until OnTraffic wakes it.
 // Like the RDMA connection's SpinWait, it buys latency with a busy
 // processor while it lasts: with gnet, what arrives is read by the event
-// loop's goroutine, and the wake-up of a parked reader is a second
-// scheduling hop that net.Conn does not have.
+// loop's goroutine, whose thread sleeps in epoll_wait, and the wake-up of a
+// parked reader is a second hop, often to another thread, that net.Conn
+// does not have. A spinning reader sees the data as soon as the loop has
+// it.
 //
-// It needs spare Ps: the spinner holds one, and an event loop blocked in
-// epoll_wait holds another (gnet makes the call from a goroutine), so with
-// fewer than tcpSpinMinProcs the runtime's network poller and the loop wait
-// for sysmon to free a P, and spinning made round trips slower (measured:
-// 64-byte echo, GOMAXPROCS 2: 62µs without, 85µs with; 3: equal; 4 and 8:
-// 62µs without, 31-37µs with, net.Conn 20µs). A connection takes the value
-// when it is dialled; the benchmark sets it to 0 to compare.
+// Spinning pays only when the answer comes while it lasts. With GOMAXPROCS
+// 1 the spinner would hold the processor the event loop needs, so no
+// connection spins. With a peer in the same process and few processors it
+// rarely does: the runtime polls the network for the peer's goroutine only
+// once nothing is runnable, and a spinner is always runnable. Under
+// pipelining, the reader's yields let the callers run, and data that
+// arrives after them is late. So spinning adapts (spinBudget) and stops on a
+// connection where it does not pay. Measured on 2 cores (docs/benchmarks.md):
+// against valkey-server on loopback a PING round trip takes 0.6× a plain
+// net.Conn's with the spin and about 1.1× without; against an echo
+// goroutine in the same process, 2.5× either way; pipelined throughput is
+// the same with and without. A connection takes the value when it is
+// dialled; tests and the benchmark change it to compare.
 var tcpSpinWait = 50 * time.Microsecond
 
-const tcpSpinMinProcs = 4
+const tcpSpinMinProcs = 2
 
 var errTCPRegister = errors.New("gnet: the event loop could not register the connection")
 
@@ -274,19 +284,75 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 // goroutine on the latency path. A deadline that has already passed, as in
 // the pool's health check, skips it.
 func (tc *TCPConn) spin() bool {
-	if tc.spinWait <= 0 || tc.rd.Expired() {
+	if tc.spinWait <= 0 || tc.rd.Expired() || !tc.spinBudget.try() {
 		return false
 	}
 	start := time.Now()
 	for {
+		now := time.Since(start)
 		if tc.avail.Load() {
+			tc.spinBudget.done(now <= tc.spinWait)
 			return true
 		}
-		if time.Since(start) >= tc.spinWait {
+		if now >= tc.spinWait {
+			tc.spinBudget.done(false)
 			return false
 		}
 		runtime.Gosched()
 	}
+}
+
+// spinBudget decides whether a waiting Read spins (see tcpSpinWait). It
+// judges spinning by windows of tcpSpinWindow spins in a row: a window in
+// which at least half saw data in time is followed by another, and one in
+// which fewer did by skip waiting Reads that park at once, skip doubling
+// from tcpSpinSkipMin to tcpSpinSkipMax while the windows stay bad. A single
+// probe would not do: a round trip is slower while nobody spins (threads go
+// idle), so a lone spin among parked Reads would miss where a run of them
+// pays.
+//
+// It is a heuristic: concurrent Reads may race on it, which costs at most a
+// spin more or less, so its fields are atomics only to keep them well
+// defined.
+type spinBudget struct {
+	spins atomic.Int32 // spins in this window
+	hits  atomic.Int32 // of which saw data in time
+	skip  atomic.Int32 // waiting Reads left to park without spinning
+	next  atomic.Int32 // skip after the next bad window; 0: tcpSpinSkipMin
+}
+
+const (
+	tcpSpinWindow  = 32
+	tcpSpinSkipMin = 64
+	tcpSpinSkipMax = 4096
+)
+
+func (s *spinBudget) try() bool {
+	if s.skip.Load() > 0 {
+		s.skip.Add(-1)
+		return false
+	}
+	return true
+}
+
+// done records a spin's outcome: hit if data came within the spin's time.
+func (s *spinBudget) done(hit bool) {
+	if hit {
+		s.hits.Add(1)
+	}
+	if s.spins.Add(1) < tcpSpinWindow {
+		return
+	}
+	good := 2*s.hits.Load() >= tcpSpinWindow
+	s.spins.Store(0)
+	s.hits.Store(0)
+	if good {
+		s.next.Store(0)
+		return
+	}
+	n := max(tcpSpinSkipMin, s.next.Load())
+	s.skip.Store(n)
+	s.next.Store(min(2*n, tcpSpinSkipMax))
 }
 
 // readErrLocked is what Read returns once gnet has closed the connection

@@ -460,17 +460,72 @@ func testTCPCloseUnblocks(t *testing.T) {
 	}
 }
 
-// TestTCPSpinningRead runs the reading tests with enough Ps for a waiting
-// Read to spin before it parks (see tcpSpinWait).
-func TestTCPSpinningRead(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(tcpSpinMinProcs, runtime.GOMAXPROCS(0))))
-	t.Run("echo", testTCPEcho)
-	t.Run("readdeadline", testTCPReadDeadline)
-	t.Run("closeunblocks", testTCPCloseUnblocks)
-	t.Run("peerclose", testTCPPeerClose)
-	c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
-	if c.spinWait <= 0 {
-		t.Errorf("no spin with GOMAXPROCS %d", runtime.GOMAXPROCS(0))
+// TestTCPReadSpinOrPark runs the reading tests with a waiting Read
+// spinning first (GOMAXPROCS of at least 2) and parking at once (no spin),
+// and checks which connections spin.
+func TestTCPReadSpinOrPark(t *testing.T) {
+	saved := tcpSpinWait
+	defer func() { tcpSpinWait = saved }()
+	for _, spin := range []time.Duration{saved, 0} {
+		t.Run(fmt.Sprint("spin=", spin), func(t *testing.T) {
+			tcpSpinWait = spin
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(tcpSpinMinProcs, runtime.GOMAXPROCS(0))))
+			t.Run("echo", testTCPEcho)
+			t.Run("readdeadline", testTCPReadDeadline)
+			t.Run("closeunblocks", testTCPCloseUnblocks)
+			t.Run("peerclose", testTCPPeerClose)
+			c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
+			if c.spinWait != spin {
+				t.Errorf("spinWait = %v with GOMAXPROCS %d, want %v", c.spinWait, runtime.GOMAXPROCS(0), spin)
+			}
+		})
+	}
+	t.Run("gomaxprocs=1", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
+		if c.spinWait != 0 {
+			t.Errorf("spinWait = %v with GOMAXPROCS 1, want none", c.spinWait)
+		}
+	})
+}
+
+// TestTCPSpinBudget: spinning goes on while at least half of a window's
+// spins see data in time, stops for a number of waiting Reads that doubles
+// while windows stay bad, and a good window resets that number.
+func TestTCPSpinBudget(t *testing.T) {
+	var s spinBudget
+	window := func(hits int) {
+		t.Helper()
+		for i := range tcpSpinWindow {
+			if !s.try() {
+				t.Fatalf("spin %d of a window refused", i)
+			}
+			s.done(i < hits)
+		}
+	}
+	skipped := func() int {
+		n := 0
+		for !s.try() {
+			n++
+		}
+		return n
+	}
+	window(tcpSpinWindow / 2)
+	if n := skipped(); n != 0 {
+		t.Fatalf("after a window with half hits, %d Reads did not spin", n)
+	}
+	want := tcpSpinSkipMin
+	for range 10 {
+		window(tcpSpinWindow/2 - 1)
+		if n := skipped(); n != want {
+			t.Fatalf("after a bad window, %d Reads did not spin, want %d", n, want)
+		}
+		want = min(2*want, tcpSpinSkipMax)
+	}
+	window(tcpSpinWindow)
+	window(0)
+	if n := skipped(); n != tcpSpinSkipMin {
+		t.Fatalf("after good then bad windows, %d Reads did not spin, want %d", n, tcpSpinSkipMin)
 	}
 }
 
@@ -696,10 +751,11 @@ func TestTCPEngineRestarts(t *testing.T) {
 	}
 }
 
-// BenchmarkTCPRoundTrip: write 64 bytes, read the echo, one round trip per
-// op, through a TCPConn and, to compare, a plain net.Conn, against the same
-// echo server. gnet is the TCPConn as it is (a waiting Read spins first
-// if GOMAXPROCS >= 4); gnet-nospin parks a waiting Read at once;
+// BenchmarkTCPRoundTrip: one request and its answer per op, through a
+// TCPConn and, to compare, a plain net.Conn, against the same server: an
+// echo goroutine in this process (64 bytes), and valkey-server on loopback
+// (PING, +PONG). gnet is the TCPConn as it is (a waiting Read spins first,
+// see tcpSpinWait); gnet-nospin parks a waiting Read at once;
 // gnet-asyncwrite also sends every Write through the event loop (gnet's
 // AsyncWrite) instead of write(2).
 func BenchmarkTCPRoundTrip(b *testing.B) {
@@ -717,23 +773,31 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 			go tcpEcho(c)
 		}
 	}()
-	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B) net.Conn {
-		return func(b *testing.B) net.Conn {
+	echo := make([]byte, 64)
+	servers := []struct {
+		name, addr string
+		req, resp  []byte
+	}{
+		{"echo", l.Addr().String(), echo, echo},
+		{"valkey", valkeyServer(&testing.T{}).tcp, []byte("PING\r\n"), []byte("+PONG\r\n")},
+	}
+	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B, addr string) net.Conn {
+		return func(b *testing.B, addr string) net.Conn {
 			saved := tcpSpinWait
 			tcpDirectWrites, tcpSpinWait = direct, spin
 			defer func() { tcpDirectWrites, tcpSpinWait = true, saved }()
-			return tcpDial(b, l.Addr().String())
+			return tcpDial(b, addr)
 		}
 	}
 	dials := []struct {
 		name string
-		dial func(b *testing.B) net.Conn
+		dial func(b *testing.B, addr string) net.Conn
 	}{
 		{"gnet", gnetDial(true, tcpSpinWait)},
 		{"gnet-nospin", gnetDial(true, 0)},
 		{"gnet-asyncwrite", gnetDial(false, 0)},
-		{"net.Conn", func(b *testing.B) net.Conn {
-			c, err := net.Dial("tcp", l.Addr().String())
+		{"net.Conn", func(b *testing.B, addr string) net.Conn {
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -741,29 +805,32 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 			return c
 		}},
 	}
-	for _, d := range dials {
-		b.Run(d.name, func(b *testing.B) {
-			const size = 64
-			c := d.dial(b)
-			msg, got := make([]byte, size), make([]byte, size)
-			samples := make([]time.Duration, 0, 1<<20)
-			b.ReportAllocs()
-			b.SetBytes(size)
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				if _, err := c.Write(msg); err != nil {
-					b.Fatal(err)
+	for _, s := range servers {
+		for _, d := range dials {
+			b.Run("server="+s.name+"/conn="+d.name, func(b *testing.B) {
+				c := d.dial(b, s.addr)
+				got := make([]byte, len(s.resp))
+				samples := make([]time.Duration, 0, 1<<20)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					start := time.Now()
+					if _, err := c.Write(s.req); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.ReadFull(c, got); err != nil {
+						b.Fatal(err)
+					}
+					if len(samples) < cap(samples) {
+						samples = append(samples, time.Since(start))
+					}
 				}
-				if _, err := io.ReadFull(c, got); err != nil {
-					b.Fatal(err)
+				b.StopTimer()
+				if !bytes.Equal(got, s.resp) {
+					b.Fatalf("answer %q, want %q", got, s.resp)
 				}
-				if len(samples) < cap(samples) {
-					samples = append(samples, time.Since(start))
-				}
-			}
-			b.StopTimer()
-			testutil.ReportLatency(b, samples)
-		})
+				testutil.ReportLatency(b, samples)
+			})
+		}
 	}
 }
