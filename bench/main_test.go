@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// echoEnv makes the test binary an echo server ("tcp" or "rdma ADDR") that
+// prints its address on stdout and serves until stdin closes.
+const echoEnv = "RDMAPOOL_BENCH_ECHO"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(echoEnv); v != "" {
+		os.Exit(echoServer(v))
+	}
+	os.Exit(m.Run())
+}
+
+func echoServer(mode string) int {
+	var l net.Listener
+	var err error
+	switch kind, addr, _ := strings.Cut(mode, " "); kind {
+	case "tcp":
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	case "rdma":
+		l, err = qp.Listen(addr+":0", nil)
+	default:
+		err = fmt.Errorf("unknown echo server %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(l.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		l.Close()
+	}()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return 0
+		}
+		go func() {
+			io.CopyBuffer(c, c, make([]byte, 64<<10))
+			c.Close()
+		}()
+	}
+}
+
+// startEcho runs an echo server ("tcp" or "rdma ADDR") in a child process
+// and returns its address; it stops when the benchmark ends.
+func startEcho(tb testing.TB, mode string) string {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), echoEnv+"="+mode)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("the %s echo server did not start: %v", mode, err)
+	}
+	return strings.TrimSpace(line)
+}
