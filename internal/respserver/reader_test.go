@@ -137,3 +137,30 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReaderParse: parse requests as a connection's reader does, 100
+// per buffer (SET of a 16-byte value); an op is one request.
+func BenchmarkReaderParse(b *testing.B) {
+	const perFill = 100
+	data := []byte(strings.Repeat("*3\r\n$3\r\nSET\r\n$6\r\nkey:42\r\n$16\r\n0123456789abcdef\r\n", perFill))
+	p := newReader(1<<30, 1<<20)
+	src := &bytes.Reader{}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data) / perFill))
+	for i := 0; i < b.N; {
+		args, err := p.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if args != nil {
+			i++
+			continue
+		}
+		if src.Len() == 0 {
+			src.Reset(data)
+		}
+		if err := p.fill(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
