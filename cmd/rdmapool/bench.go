@@ -36,6 +36,10 @@ it says which transport ran and why.
 side by side with the ratios rdma/tcp. When RDMA cannot be used it still
 runs TCP, says why RDMA did not run, and exits 1.
 
+--plot FILE writes, after the run, HdrHistogram's latency-by-percentile
+plot of every test over every transport that ran, SVG or PNG by FILE's
+extension.
+
 Tests (-t): ping (ping_inline and ping_mbulk), set, get, incr, lpush, lpop,
 mset. Exit status: 0 done, 1 a run failed (cannot connect, a server or
 transport error), 2 bad flags.
@@ -52,6 +56,7 @@ type benchFlags struct {
 	tests                      string
 	quiet, csv, json           bool
 	transport                  string
+	plot                       string
 	duration, warmup           time.Duration
 	embedded, hostSet, portSet bool
 
@@ -81,6 +86,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
+	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	return fs
 }
 
@@ -133,6 +139,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, errors.New("--csv and --json cannot be used together")
 	case strings.TrimSpace(f.host) == "":
 		return nil, errors.New("-h is empty")
+	}
+	if f.plot != "" {
+		if _, err := benchrun.PlotFormat(f.plot); err != nil {
+			return nil, fmt.Errorf("--plot %s: %v", f.plot, err)
+		}
 	}
 	t := strings.ToLower(f.transport)
 	if t == "both" {
@@ -234,6 +245,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 	runOne := func(policy pool.Policy, reason string, live bool) (*benchrun.Outcome, error) {
 		c := cfg
 		c.Policy = policy
+		c.ProgressTransport = f.both
 		c.OnConnect = func(o *benchrun.Outcome) {
 			if reason != "" {
 				o.Reason = reason
@@ -252,6 +264,22 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 			}
 		}
 		return benchrun.Run(ctx, c)
+	}
+	// plot writes --plot's file, if asked for, and says where it went.
+	plot := func(runs ...*benchrun.Outcome) error {
+		if f.plot == "" {
+			return nil
+		}
+		per := fmt.Sprintf("%d requests", f.requests)
+		if f.duration > 0 {
+			per = f.duration.String()
+		}
+		title := fmt.Sprintf("Latency by percentile: %d clients, pipeline %d, %d bytes payload, %s per test", f.clients, f.pipeline, f.size, per)
+		if err := benchrun.WritePlot(f.plot, title, benchrun.SeriesOf(runs...)); err != nil {
+			return fmt.Errorf("--plot: %v", err)
+		}
+		fmt.Fprintf(info, "latency plot: %s\n", f.plot)
+		return nil
 	}
 	runErr := func(err error) int {
 		if ctx.Err() != nil {
@@ -280,6 +308,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 			benchrun.WriteCSV(stdout, o)
 		case f.json:
 			benchrun.WriteJSON(stdout, rep)
+		}
+		if err := plot(o); err != nil {
+			return fail("%v", err)
 		}
 		return 0
 	}
@@ -324,6 +355,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		}
 		fmt.Fprintln(stdout)
 		benchrun.WriteCompare(stdout, rdma, tcp)
+	}
+	if err := plot(rep.Runs...); err != nil {
+		return fail("%v", err)
 	}
 	if rdma == nil {
 		return fail("--transport both: RDMA did not run: %v", rdmaDown)

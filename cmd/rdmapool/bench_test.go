@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
@@ -43,6 +51,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-c", "x"}, `invalid value "x" for flag -c`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--plot", "x.txt"}, "--plot x.txt: want a file name ending in .svg or .png"},
+		{[]string{"--plot", "lat"}, "--plot lat: want a file name ending in .svg or .png"},
 	} {
 		code, _, stderr := runBench(t, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
@@ -185,5 +195,155 @@ func TestBenchRDMAOnlyUnavailable(t *testing.T) {
 	code, _, stderr := runBench(t, "--transport", "rdma", "-n", "10")
 	if code != 1 || !strings.Contains(stderr, "rdmapool bench: --transport rdma: RDMA is unavailable: RDMA cannot be used") {
 		t.Errorf("exit %d, %s", code, stderr)
+	}
+}
+
+// TestBenchPlot: --plot writes the plot after the run, whatever the output
+// format, and says where in the text output; a file that cannot be written
+// fails the run, after it.
+func TestBenchPlot(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "out.svg")
+	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set", "--plot", svg)
+	if code != 0 || !strings.HasSuffix(stdout, "latency plot: "+svg+"\n") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !bytes.HasPrefix(b, []byte("<?xml")) || !bytes.Contains(b, []byte(" SET")) || !bytes.Contains(b, []byte(" GET")) {
+		t.Errorf("%s: %v, %d bytes starting %q", svg, err, len(b), b[:min(len(b), 16)])
+	}
+
+	png := filepath.Join(dir, "out.png")
+	code, stdout, _ = runBench(t, "-n", "200", "-c", "2", "-t", "get", "--json", "--plot", png)
+	if b, err := os.ReadFile(png); code != 0 || err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || !json.Valid([]byte(stdout)) {
+		t.Errorf("--json: exit %d, %v, stdout:\n%s", code, err, stdout)
+	}
+
+	// --transport both plots every transport that ran.
+	both := filepath.Join(dir, "both.svg")
+	code, _, stderr = runBench(t, "--transport", "both", "-n", "100", "-c", "2", "-t", "set", "--plot", both)
+	b, err = os.ReadFile(both)
+	if err != nil || !bytes.Contains(b, []byte("tcp SET")) || rdmatest.Available() != bytes.Contains(b, []byte("rdma SET")) {
+		t.Errorf("--transport both: exit %d, %v, stderr %s", code, err, stderr)
+	}
+
+	code, _, stderr = runBench(t, "-n", "50", "-c", "1", "-t", "get", "-q", "--plot", filepath.Join(dir, "no", "such", "dir.svg"))
+	if code != 1 || !strings.HasPrefix(stderr, "rdmapool bench: --plot: ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("unwritable plot: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// slowServer answers PING_INLINE's "PING" lines with +PONG, each after
+// delay, so that a run lasts long enough for the progress bar to show.
+func slowServer(t *testing.T, delay time.Duration) (port string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				r := bufio.NewReader(c)
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					time.Sleep(delay)
+					if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// screen is what a terminal shows of out: each "\r" returns to the start
+// of the line, which the text after it overwrites; trailing blanks are
+// dropped.
+func screen(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var cur []rune
+		pos := 0
+		for _, r := range l {
+			switch {
+			case r == '\r':
+				pos = 0
+				continue
+			case pos < len(cur):
+				cur[pos] = r
+			default:
+				cur = append(cur, r)
+			}
+			pos++
+		}
+		lines = append(lines, strings.TrimRight(string(cur), " "))
+	}
+	return lines
+}
+
+// TestBenchProgress runs with the progress bar on, as on a terminal: the bar
+// shows the test, the count and the rate while the test runs, is cleared
+// at its end, so the terminal shows the report exactly as without it, and
+// leaves no goroutine behind.
+func TestBenchProgress(t *testing.T) {
+	port := slowServer(t, 2*time.Millisecond)
+	report := regexp.MustCompile(`^PING_INLINE: [0-9.]+ requests per second, p50=[0-9.]+ msec$`)
+	for _, tc := range []struct {
+		args []string
+		bar  *regexp.Regexp // a rendering of the bar
+	}{
+		{[]string{"-n", "400"}, regexp.MustCompile(`\rPING_INLINE: +[0-9]+% \|[^|]*\| \([0-9]+/400, [0-9]+ req/s\) \[[0-9]+s:[0-9]+s\]`)},
+		{[]string{"--duration", "800ms"}, regexp.MustCompile(`\r[|/\\-] PING_INLINE: \([0-9]+, [0-9]+ req/s\) \[[0-9]+s\]`)},
+	} {
+		before := runtime.NumGoroutine()
+		args := append([]string{"-h", "127.0.0.1", "-p", port, "--transport", "tcp", "-c", "1", "-t", "ping_inline", "-q"}, tc.args...)
+		var out, errb bytes.Buffer
+		if code := bench(context.Background(), args, &out, &errb, true); code != 0 {
+			t.Fatalf("bench %q: exit %d, %s", args, code, errb.String())
+		}
+		if !tc.bar.MatchString(out.String()) {
+			t.Errorf("bench %q: no progress bar like %s in %q", args, tc.bar, out.String())
+		}
+		lines := screen(out.String())
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "server: 127.0.0.1:"+port+"; transport: tcp") || !report.MatchString(lines[1]) {
+			t.Errorf("bench %q: the terminal shows %q", args, lines)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("bench %q: %d goroutines before, %d after", args, before, n)
+		}
+	}
+
+	// --transport both names the transport in the bar.
+	var out, errb bytes.Buffer
+	bench(context.Background(), []string{"-h", "127.0.0.1", "-p", port, "--transport", "both", "-c", "1", "-t", "ping_inline", "-n", "300"}, &out, &errb, true)
+	if !strings.Contains(out.String(), "\rPING_INLINE (tcp): ") {
+		t.Errorf("--transport both: %q", out.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/seed54442f1a/rdmapool/pool"
 )
@@ -36,8 +37,13 @@ type Config struct {
 	Duration time.Duration
 	// Warmup runs each test, unrecorded, for that long before measuring.
 	Warmup time.Duration
-	// Progress, when set, gets a live "\r" status line (for terminals).
+	// Progress, when set, gets a live progress bar for each test (for
+	// terminals), cleared when the test ends.
 	Progress io.Writer
+	// ProgressTransport names the transport in the progress bar too, "SET
+	// (rdma):", for --transport both, where no report between the tests
+	// says which transport is running.
+	ProgressTransport bool
 	// DialTimeout bounds the connecting of all clients; 0 means 10 s.
 	DialTimeout time.Duration
 	// OnConnect, when set, is called once every client is connected, with
@@ -168,7 +174,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 				return out, fmt.Errorf("%s (warmup): %w", t.Name, err)
 			}
 		}
-		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: t.Name})
+		name := t.Name
+		if cfg.ProgressTransport {
+			name += " (" + string(out.Transport) + ")"
+		}
+		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: name})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", t.Name, err)
 		}
@@ -222,7 +232,7 @@ type phase struct {
 	record   bool
 	duration time.Duration
 	requests int
-	name     string
+	name     string // the progress bar's description
 }
 
 // runTest runs one phase of one test on every client.
@@ -262,7 +272,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 			}
 		})
 	}
-	stopProgress := progress(cfg.Progress, ph, clients, start)
+	stopProgress := progress(cfg.Progress, ph, clients)
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
@@ -298,35 +308,60 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// progress prints valkey-benchmark's live line to w every 250 ms until the
-// returned function is called, which clears it.
-func progress(w io.Writer, ph phase, clients []*client, start time.Time) func() {
+// progressInterval is how often the progress bar is redrawn, as often as
+// valkey-benchmark redraws its status line.
+const progressInterval = 250 * time.Millisecond
+
+// progress shows a live progress bar on w until the returned function is
+// called, which clears it, so that the report that follows reads as it does
+// without one: the test's name, the requests done of the total (a spinner
+// and the time elapsed with a duration instead) and the requests per second
+// of the last few seconds (progressbar's rolling average). The bar is fed
+// from the clients' done counters every progressInterval rather than by the
+// clients, so that their loop takes no lock.
+func progress(w io.Writer, ph phase, clients []*client) func() {
 	if w == nil || !ph.record {
 		return func() {}
 	}
+	total := int64(ph.requests)
+	if ph.duration > 0 {
+		total = -1 // unknown: a spinner and the time elapsed
+	}
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(ph.name+":"),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowTotalBytes(total > 0), // "done/total", not "done/-"
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("req"),
+		progressbar.OptionClearOnFinish(),
+		// The spinner turns at each redraw below. Turned by a timer of its
+		// own it would need a goroutine, which outlives the bar by a tick.
+		progressbar.OptionSetSpinnerChangeInterval(0),
+	)
+	bar.StartWithoutRender() // the rates count from now, not from the first redraw
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(250 * time.Millisecond)
+		t := time.NewTicker(progressInterval)
 		defer t.Stop()
-		var last uint64
-		lastT := start
 		for {
 			select {
 			case <-stop:
-				fmt.Fprintf(w, "\r%-78s\r", "")
 				return
-			case now := <-t.C:
+			case <-t.C:
 				var n uint64
 				for _, c := range clients {
 					n += c.done.Load()
 				}
-				rps := float64(n-last) / now.Sub(lastT).Seconds()
-				overall := float64(n) / now.Sub(start).Seconds()
-				fmt.Fprintf(w, "\r%s: rps=%.1f (overall: %.1f) done=%d", ph.name, rps, overall, n)
-				last, lastT = n, now
+				bar.Set64(int64(n))
 			}
 		}
 	}()
-	return func() { close(stop); <-done }
+	return func() {
+		close(stop)
+		<-done
+		bar.Finish() // with OptionClearOnFinish, erases the bar
+	}
 }
