@@ -309,3 +309,23 @@ func BenchmarkClient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSkipReply: find the end of each reply in a buffer of 100, as the
+// client does for every answer; an op is one reply.
+func BenchmarkSkipReply(b *testing.B) {
+	replies := []string{"+OK\r\n", "$16\r\n0123456789abcdef\r\n", ":42\r\n", "*2\r\n$1\r\na\r\n$1\r\nb\r\n"}
+	var buf []byte
+	for i := range 100 {
+		buf = append(buf, replies[i%len(replies)]...)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; {
+		for off := 0; off < len(buf) && i < b.N; i++ {
+			n, _, err := skipReply(buf[off:])
+			if n == 0 || err != nil {
+				b.Fatalf("reply at %d: %d, %v", off, n, err)
+			}
+			off += n
+		}
+	}
+}
