@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench-ffi bench-rxe test-rxe vm-run vm-fetch
+.PHONY: run test bench bench-ffi bench-rxe test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -13,6 +13,13 @@ run:
 # test: every test, as CI runs it (see scripts/test.sh).
 test:
 	scripts/test.sh
+
+# bench: the go test -bench suites that run on this machine (bench/ and the
+# micro-benchmarks beside the code; RDMA ones skip without a device, and
+# make bench-rxe runs them in the VM). Compare within one run.
+bench:
+	scripts/deps.sh test
+	CGO_ENABLED=0 go test -run '^$$' -bench . -benchmem ./bench ./pool ./cq ./internal/respserver ./internal/benchrun
 
 # bench-ffi: the cost of one C call: ours, purego.SyscallN and cgo, in one run.
 bench-ffi:

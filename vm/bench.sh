@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the RDMA benchmarks in the soft-RoCE VM beside perftest, in one boot:
 # perftest's ib_write_lat and ib_send_lat (the C reference) on rxe0, then
-# qp's round-trip and pipelined benchmarks over the same device, and prints
-# our figures as ratios to the reference. Results go to OUT (default out/):
+# the bench/ suite over the same device (connection round trips and
+# pipelined throughput over RDMA and TCP, each against an echo server in
+# another process as perftest's server is, ring operations, the pool), and
+# prints our figures as ratios to the reference. Results go to OUT (default out/):
 # bench-rxe.json and bench-rxe.md, plus the raw console log.
 #
 # usage: vm/bench.sh [--out DIR] [--count N] [--benchtime D]
@@ -22,7 +24,7 @@ mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 
-CGO_ENABLED=0 go test -c -o "$bin/qp.test" ./qp
+CGO_ENABLED=0 go test -c -o "$bin/bench.test" ./bench
 cat >"$bin/run-bench.sh" <<SCRIPT
 set -u
 perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages
@@ -35,7 +37,7 @@ perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages
 perf ib_write_lat
 perf ib_send_lat
 echo "=== rdmapool"
-./qp.test -test.run '^\$' -test.bench 'RoundTrip/size=64/spin=default|Pipelined' -test.benchtime $benchtime -test.count $count -test.benchmem
+./bench.test -test.run '^\$' -test.bench 'Conn|Ring|PoolGetPut' -test.benchtime $benchtime -test.count $count -test.benchmem
 SCRIPT
 
 log="$out/bench-rxe.log"
@@ -50,10 +52,14 @@ med() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 field() { # field BENCH UNIT: the values before UNIT on BENCH's result lines
 	tr -d '\r' <"$log" | awk -v b="$1" -v u="$2" 'index($1, b) == 1 {for (i = 2; i <= NF; i++) if ($i == u) print $(i-1)}'
 }
-p50=$(field BenchmarkRoundTrip/size=64/spin=default p50-µs | med)
-p99=$(field BenchmarkRoundTrip/size=64/spin=default p99-µs | med)
-allocs=$(field BenchmarkRoundTrip/size=64/spin=default allocs/op | med)
-opss=$(field BenchmarkPipelined ops/s | med)
+rt=BenchmarkConnRoundTrip/transport=rdma/size=64-
+p50=$(field $rt p50-µs | med)
+p99=$(field $rt p99-µs | med)
+allocs=$(field $rt allocs/op | med)
+opss=$(field BenchmarkConnPipelined/transport=rdma- ops/s | med)
+tcp50=$(field BenchmarkConnRoundTrip/transport=tcp/size=64- p50-µs | med)
+tcpallocs=$(field BenchmarkConnRoundTrip/transport=tcp/size=64- allocs/op | med)
+tcpopss=$(field BenchmarkConnPipelined/transport=tcp- ops/s | med)
 if [ -z "$wlat" ] || [ -z "$slat" ] || [ -z "$p50" ]; then
 	echo "bench-rxe: missing results in $log" >&2
 	exit 1
@@ -69,7 +75,8 @@ cat >"$out/bench-rxe.json" <<JSON
   "machine": "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages",
   "perftest": {"ib_write_lat_typical_us": $wlat, "ib_send_lat_typical_us": $slat},
   "rdmapool": {"round_trip_p50_us": $p50, "round_trip_p99_us": $p99, "allocs_per_op": $allocs, "pipelined_ops_per_s": ${opss:-0}},
-  "ratios": {"p50_vs_2x_ib_write_lat": $rw, "p50_vs_2x_ib_send_lat": $rs}
+  "rdmapool_tcp": {"round_trip_p50_us": ${tcp50:-0}, "allocs_per_op": ${tcpallocs:-0}, "pipelined_ops_per_s": ${tcpopss:-0}},
+  "ratios": {"p50_vs_2x_ib_write_lat": $rw, "p50_vs_2x_ib_send_lat": $rs, "rdma_p50_vs_tcp_p50": $(ratio "$p50" "${tcp50:-$p50}")}
 }
 JSON
 cat >"$out/bench-rxe.md" <<MD
@@ -85,6 +92,9 @@ soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --count 
 | rdmapool round trip p99 | $p99 µs |
 | rdmapool allocations per round trip | $allocs |
 | rdmapool pipelined 64 B messages | ${opss:-n/a} per s |
+| rdmapool over TCP (gnet, same VM): round trip p50 | ${tcp50:-n/a} µs |
+| rdmapool over TCP: allocations per round trip | ${tcpallocs:-n/a} |
+| rdmapool over TCP: pipelined 64 B messages | ${tcpopss:-n/a} per s |
 | **p50 / (2 × ib_write_lat)** | **$rw** |
 | **p50 / (2 × ib_send_lat)** | **$rs** |
 MD
