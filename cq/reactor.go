@@ -245,9 +245,10 @@ const wcSize = 48 // sizeof(struct ibv_wc), checked by internal/verbs' layout te
 
 // sleepLimitMS bounds each sleep: after it the reactor polls every CQ even
 // without an event. It is a safety net, not the mechanism: a completion whose
-// event went missing is found within this time instead of waiting for the
-// next event on any CQ (seen under emulation as multi-second stalls at the
-// end of rdmapool bench runs; the cause is not yet known).
+// event never comes is found within this time instead of waiting for the
+// next event on any CQ. (It was added for multi-second stalls under
+// emulation that turned out to be a writer's torn view of its send queue,
+// fixed in package qp; none has been seen since.)
 const sleepLimitMS = 100
 
 func (r *Reactor) run() {

@@ -65,7 +65,7 @@ type Conn struct {
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex
-	sqPosted uint32        // sequence number of the next send WR (smu)
+	sqPosted atomic.Uint32 // sequence number of the next send WR; advanced under smu
 	sqDone   atomic.Uint32 // every WR before this sequence has completed
 
 	// Reactor-side scratch (only the reactor goroutine touches it).
@@ -510,19 +510,31 @@ const (
 	opcodeSend  = verbs.WRSend
 )
 
-func (c *Conn) sqFree() int { return sqDepth - int(c.sqPosted-c.sqDone.Load()) }
+// sqFree is the free send-queue entries. A writer calls it without smu,
+// while a control SEND (a keepalive, from a timer) may post and its
+// completion may come at once. So sqPosted is advanced before a WR is
+// posted, and sqDone is loaded here first: then done <= posted. The other
+// way round, a writer could see the completion of a WR posted after its
+// look at sqPosted, compute a wrapped posted-done, and wait for a
+// completion that had already come: a stall until the next keepalive,
+// seen in the VM under 50 clients.
+func (c *Conn) sqFree() int {
+	done := c.sqDone.Load()
+	return sqDepth - max(int(int32(c.sqPosted.Load()-done)), 0)
+}
 
 // postLocked posts one send WR (smu held). It signals every signalInterval
 // WRs, every control SEND (its command slot is then known to be free), and
 // whenever half the queue is outstanding, so a full queue always has a
 // signaled WR in flight.
 func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
-	seq := c.sqPosted
+	seq := c.sqPosted.Load()
 	signaled := opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
+	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
 	if err := c.res.postSend(c.reg.WRID(sendFlag|seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+		c.sqPosted.Store(seq)
 		return err
 	}
-	c.sqPosted++
 	return nil
 }
 
@@ -536,7 +548,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 			return net.ErrClosed
 		}
 		if c.sqFree() > 0 {
-			slot := recvSlots + c.sqPosted%sendSlots
+			slot := recvSlots + c.sqPosted.Load()%sendSlots
 			b := c.res.cmdSlot(slot)
 			m.encode(b)
 			err := c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
