@@ -319,9 +319,13 @@ func (p *Pool) Close() error {
 	}
 	close(p.stop)
 	<-p.done
+	// In parallel: closing an RDMA connection waits for its teardown
+	// (tens of milliseconds under emulation), and a pool may hold many.
+	var wg sync.WaitGroup
 	for _, c := range idle {
-		p.discard(c)
+		wg.Go(func() { p.discard(c) })
 	}
+	wg.Wait()
 	return nil
 }
 

@@ -181,8 +181,9 @@ func (s *Server) Close() error {
 	for _, l := range ls {
 		l.Close()
 	}
+	// In parallel: an RDMA connection's Close waits for its teardown.
 	for _, c := range cs {
-		c.nc.Close()
+		s.wg.Go(func() { c.nc.Close() })
 	}
 	s.wg.Wait()
 	return nil
