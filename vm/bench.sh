@@ -49,17 +49,17 @@ wlat=$(typ ib_write_lat)
 slat=$(typ ib_send_lat)
 # Medians of our p50/p99 (µs) and ops/s over the runs.
 med() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
-field() { # field BENCH UNIT: the values before UNIT on BENCH's result lines
-	tr -d '\r' <"$log" | awk -v b="$1" -v u="$2" 'index($1, b) == 1 {for (i = 2; i <= NF; i++) if ($i == u) print $(i-1)}'
+field() { # field REGEX UNIT: the values before UNIT on result lines whose name matches REGEX
+	tr -d '\r' <"$log" | awk -v b="$1" -v u="$2" '$1 ~ ("^" b "$") {for (i = 2; i <= NF; i++) if ($i == u) print $(i-1)}'
 }
-rt=BenchmarkConnRoundTrip/transport=rdma/size=64-
-p50=$(field $rt p50-µs | med)
-p99=$(field $rt p99-µs | med)
-allocs=$(field $rt allocs/op | med)
-opss=$(field BenchmarkConnPipelined/transport=rdma- ops/s | med)
-tcp50=$(field BenchmarkConnRoundTrip/transport=tcp/size=64- p50-µs | med)
-tcpallocs=$(field BenchmarkConnRoundTrip/transport=tcp/size=64- allocs/op | med)
-tcpopss=$(field BenchmarkConnPipelined/transport=tcp- ops/s | med)
+rt='BenchmarkConnRoundTrip/transport=rdma/size=64-[0-9]+'
+p50=$(field "$rt" p50-µs | med)
+p99=$(field "$rt" p99-µs | med)
+allocs=$(field "$rt" allocs/op | med)
+opss=$(field 'BenchmarkConnPipelined/transport=rdma-[0-9]+' ops/s | med)
+tcp50=$(field 'BenchmarkConnRoundTrip/transport=tcp/size=64-[0-9]+' p50-µs | med)
+tcpallocs=$(field 'BenchmarkConnRoundTrip/transport=tcp/size=64-[0-9]+' allocs/op | med)
+tcpopss=$(field 'BenchmarkConnPipelined/transport=tcp-[0-9]+' ops/s | med)
 if [ -z "$wlat" ] || [ -z "$slat" ] || [ -z "$p50" ]; then
 	echo "bench-rxe: missing results in $log" >&2
 	exit 1
