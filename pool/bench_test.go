@@ -6,6 +6,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 )
 
@@ -74,5 +75,47 @@ func BenchmarkValkeyGo(b *testing.B) {
 			})
 		})
 		vk.Close()
+	}
+}
+
+// BenchmarkGoRedis compares, against one valkey-server, go-redis on its
+// own connections and go-redis on rdmapool's gnet TCP connections
+// (Dialer.DialContext, policy TCP): a serial PING round trip, and a
+// pipeline of 16 PINGs per op.
+func BenchmarkGoRedis(b *testing.B) {
+	tg := valkeyServer(&testing.T{})
+	d := &Dialer{Options: Options{Policy: TCPOnly}}
+	defer d.Close()
+	clients := []struct {
+		name string
+		dial func(context.Context, string, string) (net.Conn, error)
+	}{{"conn=go-redis", nil}, {"conn=rdmapool-tcp", d.DialContext}}
+	for _, cl := range clients {
+		rdb := redis.NewClient(&redis.Options{Addr: tg.tcp, Dialer: cl.dial, PoolSize: 1})
+		ctx := context.Background()
+		b.Run("serial/"+cl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := rdb.Ping(ctx).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("pipeline16/"+cl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cmds := make([]*redis.StatusCmd, 16)
+			for b.Loop() {
+				_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for i := range cmds {
+						cmds[i] = p.Ping(ctx)
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		rdb.Close()
 	}
 }

@@ -164,3 +164,22 @@ func BenchmarkReaderParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplyEncode: encode the replies of one GET (a 16-byte bulk
+// string), one INCR (an integer) and one LRANGE of two (an array), into a
+// connection's output buffer as the commands do; an op is the three.
+func BenchmarkReplyEncode(b *testing.B) {
+	c := &conn{out: make([]byte, 0, 16<<10), proto: 2}
+	v := []byte("0123456789abcdef")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if len(c.out) > 15<<10 {
+			c.out = c.out[:0]
+		}
+		c.addBulk(v)
+		c.addInt(int64(i))
+		c.addLen('*', 2)
+		c.addBulk(v[:1])
+		c.addBulk(v[1:2])
+	}
+}
