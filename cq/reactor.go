@@ -69,6 +69,46 @@ type Locker interface {
 	Unlock()
 }
 
+// InlinePoller is a Locker whose owner tells the reactor, through Inline,
+// while it polls the CQ in a loop. The reactor then leaves that CQ to the
+// owner: it neither polls nor arms it, and it does not busy-poll on its
+// account, so a waiting owner and the reactor do not spin for the same
+// completions (two threads taking the CPU from each other, from the
+// kernel's RDMA work and from the peer).
+type InlinePoller interface {
+	Locker
+	Inline() *Inline
+}
+
+// Inline is what an InlinePoller's owner shares with the reactor.
+//
+// The owner calls Begin before it polls in a loop and End after, and
+// BeforePark before it parks to wait for the reactor's dispatch: a CQ the
+// reactor left unarmed while the owner polled must be armed again before
+// anyone relies on its events, so BeforePark wakes the reactor when that is
+// the case. The reactor clears armed before it looks at polling, and the
+// owner ends polling before it looks at armed; so either the reactor sees
+// the owner polling and the owner then sees armed false, or the reactor arms
+// the CQ.
+type Inline struct {
+	polling atomic.Int32 // goroutines of the owner polling in a loop now
+	armed   atomic.Bool  // the reactor armed the CQ and the owner has not polled it since
+}
+
+// Begin marks a goroutine of the owner as polling the CQ in a loop.
+func (in *Inline) Begin() { in.polling.Add(1) }
+
+// End ends a Begin.
+func (in *Inline) End() { in.polling.Add(-1) }
+
+// BeforePark is called by a goroutine of the owner before it parks to wait
+// for r's dispatch of this CQ's completions.
+func (in *Inline) BeforePark(r *Reactor) {
+	if !in.armed.Load() {
+		r.wake()
+	}
+}
+
 // Registration is a CQ and handler added to a reactor. Its WRID method makes
 // the work-request ids that route completions back to the handler.
 type Registration struct {
@@ -98,7 +138,8 @@ func Local(wrid uint64) uint32 { return uint32(wrid & LocalMask) }
 type entry struct {
 	gen     uint16
 	h       Handler
-	lock    Locker // h, if it is one
+	lock    Locker  // h, if it is one
+	inline  *Inline // h's, if it is an InlinePoller
 	cq      uintptr
 	channel uintptr // completion channel, or 0
 	ops     *verbs.ContextOps
@@ -185,6 +226,9 @@ func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
 	}
 	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.Ops(cq), live: true}
 	e.lock, _ = h.(Locker)
+	if ip, ok := h.(InlinePoller); ok {
+		e.inline = ip.Inline()
+	}
 	reg, ok := r.do(op{add: e})
 	if !ok {
 		return Registration{}, errors.New("cq: reactor is closed")
@@ -340,11 +384,23 @@ func (r *Reactor) drainEvents(slot uint32) {
 	}
 }
 
+// armAll arms every CQ that has a channel, except those whose owner polls
+// them (see Inline).
 func (r *Reactor) armAll() {
 	for _, s := range r.live {
 		e := &r.entries[s]
-		if e.channel != 0 {
-			verbs.ReqNotifyCQ(e.ops, e.cq, false)
+		if e.channel == 0 {
+			continue
+		}
+		if in := e.inline; in != nil {
+			in.armed.Store(false)
+			if in.polling.Load() > 0 {
+				continue
+			}
+		}
+		verbs.ReqNotifyCQ(e.ops, e.cq, false)
+		if e.inline != nil {
+			e.inline.armed.Store(true)
 		}
 	}
 }
@@ -356,6 +412,9 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 	for i := 0; i < len(r.live); i++ {
 		s := r.live[i]
 		e := &r.entries[s]
+		if e.inline != nil && e.inline.polling.Load() > 0 {
+			continue // the owner polls it (see Inline)
+		}
 		if e.lock != nil && !e.lock.TryLock() {
 			skipped = true
 			continue

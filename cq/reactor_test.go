@@ -87,3 +87,99 @@ func TestReactorServesConnections(t *testing.T) {
 		})
 	}
 }
+
+// TestReactorLeavesPollingOwners: while the readers of a connection pair
+// poll their CQs themselves (qp's inline polling), the reactor leaves those
+// CQs to them, so most completions never reach it; and a reader whose reply
+// comes after its spin has ended parks and is woken through the reactor
+// (which re-arms the CQ it had left unarmed) without waiting out the
+// reactor's sleep limit.
+func TestReactorLeavesPollingOwners(t *testing.T) {
+	rdmatest.Require(t)
+	addr := rdmatest.Addr(t)
+	before := rdmatest.Resources(t)
+	r, err := cq.New(cq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pair := func(spin, delay time.Duration) (*qp.Conn, func()) {
+		opts := &qp.Options{Reactor: r, SpinWait: spin, RecvBufferSize: 16 << 10}
+		l, err := qp.Listen(netip.AddrPortFrom(addr, 0).String(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			c, err := l.AcceptConn(t.Context())
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 1000)
+			for {
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return
+				}
+				time.Sleep(delay)
+				if _, err := c.Write(buf); err != nil {
+					return
+				}
+			}
+		}()
+		c, err := qp.Dial(t.Context(), l.Addr().String(), opts)
+		if err != nil {
+			l.Close()
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		return c, func() { c.Close(); l.Close() }
+	}
+	roundTrips := func(c *qp.Conn, n int) {
+		msg := make([]byte, 1000)
+		for range n {
+			if _, err := c.Write(msg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// Readers that spin for up to a second always find their reply
+	// themselves.
+	waitEmpty := func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for r.Stats().CQs != 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	c, done := pair(time.Second, 0)
+	start := r.Stats()
+	roundTrips(c, 200)
+	st := r.Stats()
+	done()
+	waitEmpty() // the teardown's flushed receives are not the next pair's
+	t.Logf("spinning readers: %+v", st)
+	if got := st.Completions - start.Completions; got > 100 {
+		t.Errorf("the reactor handled %d completions of 200 round trips whose readers polled", got)
+	}
+
+	// Replies 20 ms late, readers that spin 1 ms: each parks, and is woken
+	// by an event of a CQ armed again for it.
+	c, done = pair(time.Millisecond, 20*time.Millisecond)
+	start = r.Stats()
+	roundTrips(c, 20)
+	st = r.Stats()
+	done()
+	t.Logf("parking readers: %+v", st)
+	if n := st.Timeouts - start.Timeouts; n != 0 {
+		t.Errorf("%d of the reactor's sleeps ran to their limit: a parked reader's CQ was left unarmed", n)
+	}
+	if n := st.Wakeups - start.Wakeups; n < 20 {
+		t.Errorf("the reactor woke %d times for 20 parked readers", n)
+	}
+	waitEmpty()
+	r.Close()
+	rdmatest.CheckNoLeaks(t, before)
+}

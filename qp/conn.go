@@ -320,6 +320,7 @@ func (c *Conn) readable() ([]byte, error) {
 			}
 			continue
 		}
+		c.h.inline.BeforePark(c.reactor)
 		select {
 		case <-c.rxNotify:
 		case <-c.done:
@@ -424,6 +425,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			}
 			continue
 		}
+		c.h.inline.BeforePark(c.reactor)
 		select {
 		case <-c.txNotify:
 		case <-c.done:
@@ -439,16 +441,19 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 // waiting connections do not crowd the run queue with spinners.
 var spinners atomic.Int32
 
-// spin is a waiter's polling state: whether it holds a spinner slot, and
-// since when it has polled without result.
+// spin is a waiter's polling state: whether it holds a spinner slot (and
+// has told the reactor it polls), and since when it has polled without
+// result.
 type spin struct {
 	holding bool
 	polls   int
 	start   time.Time
+	inline  *cq.Inline
 }
 
 func (s *spin) release() {
 	if s.holding {
+		s.inline.End()
 		spinners.Add(-1)
 		s.holding = false
 	}
@@ -466,7 +471,8 @@ func (c *Conn) spinPoll(s *spin) bool {
 			spinners.Add(-1)
 			return false
 		}
-		s.holding, s.start = true, time.Now()
+		s.holding, s.start, s.inline = true, time.Now(), &c.h.inline
+		s.inline.Begin()
 	}
 	if c.pollInline() {
 		s.start = time.Now()
@@ -559,6 +565,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 		if !wait {
 			return errors.New("rdma: send queue full")
 		}
+		c.h.inline.BeforePark(c.reactor)
 		select {
 		case <-c.ctlNotify:
 		case <-c.done:

@@ -13,9 +13,10 @@ import (
 // handling of the connection's completions between the reactor and a reader
 // or writer that polls the CQ itself while it waits (pollInline).
 type completions struct {
-	c   *Conn
-	mu  sync.Mutex
-	wcs uintptr // C array for inline polling
+	c      *Conn
+	mu     sync.Mutex
+	wcs    uintptr // C array for inline polling
+	inline cq.Inline
 }
 
 const inlineBatch = 16
@@ -24,6 +25,7 @@ func (h *completions) HandleCompletions(wcs []cq.Completion) { h.c.handleComplet
 func (h *completions) HandleCQError(err error)               { h.c.fail(err) }
 func (h *completions) TryLock() bool                         { return h.mu.TryLock() }
 func (h *completions) Unlock()                               { h.mu.Unlock() }
+func (h *completions) Inline() *cq.Inline                    { return &h.inline }
 
 // pollInline polls the connection's CQ from the calling goroutine, unless
 // the reactor is polling it; it reports whether it handled completions.
