@@ -74,12 +74,19 @@ func (c *Conn) eventLoop() {
 				c.onEstablish(c)
 			}
 		case verbs.EventDisconnected:
+			if c.res != nil && deviceRecentlyGone(c.res.device) {
+				c.fail(ErrDeviceRemoved) // see removal.go
+				continue
+			}
 			// Answer the peer's disconnect at once, which completes it
 			// on the peer's side.
 			c.t.Disconnect(c.id)
 			c.onPeerClosed()
 		case verbs.EventTimewaitExit:
 		case verbs.EventDeviceRemoval:
+			if c.res != nil {
+				deviceGone(c.res.device)
+			}
 			c.fail(ErrDeviceRemoved)
 		default:
 			c.fail(connectError("connection", ev.name, ev.status))
@@ -99,7 +106,11 @@ func (c *Conn) teardown() {
 	if c.keepalive != nil {
 		c.keepalive.Stop()
 	}
-	if c.established.Load() && !c.peerClosed.Load() {
+	// Disconnect, unless the peer has or the device is gone: on a removed
+	// device it can do nothing for a remote peer, and a peer on the same
+	// device would see our DISCONNECTED before its own DEVICE_REMOVAL and
+	// take the removal for a close.
+	if c.established.Load() && !c.peerClosed.Load() && c.err != ErrDeviceRemoved {
 		c.t.Disconnect(c.id)
 	}
 	if c.added {

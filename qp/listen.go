@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -141,6 +142,9 @@ func (l *Listener) loop() {
 		case verbs.EventConnectRequest:
 			l.handleRequest(ev.id)
 		case verbs.EventDeviceRemoval:
+			if v := unsafeptr.At[verbs.CMID](l.id, 0).Verbs; v != 0 {
+				deviceGone(l.t.DeviceName(unsafeptr.At[verbs.Context](v, 0).Device))
+			}
 			l.end(ErrDeviceRemoved)
 			return
 		}

@@ -51,6 +51,11 @@ func TestDeviceRemoval(t *testing.T) {
 	}
 	t.Logf("rdma link delete %s took %v", dev, time.Since(start).Round(time.Millisecond))
 	defer func() {
+		// The connections' teardown first: librdmacm re-reads its device
+		// list as a teardown's last step, which is not to race with the
+		// device coming back.
+		cli.Close()
+		srv.Close()
 		out, err := exec.Command("rdma", "link", "add", dev, "type", "rxe", "netdev", netdev).CombinedOutput()
 		if err != nil {
 			t.Errorf("adding %s back: %v %s", dev, err, out)

@@ -39,6 +39,7 @@ type resources struct {
 	rx      *mr.Region   // the receive buffer, the only remotely writable memory
 	tx      *mr.SendRing // staging for writes into the peer's receive buffer
 	scratch uintptr
+	device  string // the device's name, for removals (removal.go)
 }
 
 func newResources(t *verbs.Table, id uintptr, rxSize int) (r *resources, err error) {
@@ -49,6 +50,8 @@ func newResources(t *verbs.Table, id uintptr, rxSize int) (r *resources, err err
 		}
 	}()
 	ctx := unsafeptr.At[verbs.CMID](id, 0).Verbs
+	r.device = t.DeviceName(unsafeptr.At[verbs.Context](ctx, 0).Device)
+	deviceBack(r.device)
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
 	}
