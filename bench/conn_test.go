@@ -60,27 +60,7 @@ func BenchmarkConnRoundTrip(b *testing.B) {
 	for _, tr := range transports {
 		for _, size := range []int{64, 4 << 10} {
 			b.Run(fmt.Sprintf("transport=%s/size=%d", tr.name, size), func(b *testing.B) {
-				c := tr.dial(b)
-				msg, got := make([]byte, size), make([]byte, size)
-				samples := make([]time.Duration, 0, 1<<20)
-				b.ReportAllocs()
-				b.SetBytes(int64(size))
-				b.ResetTimer()
-				for b.Loop() {
-					start := time.Now()
-					if _, err := c.Write(msg); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := io.ReadFull(c, got); err != nil {
-						b.Fatal(err)
-					}
-					if len(samples) < cap(samples) {
-						samples = append(samples, time.Since(start))
-					}
-				}
-				b.StopTimer()
-				testutil.ReportLatency(b, samples)
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+				testutil.BenchRoundTrips(b, tr.dial(b), make([]byte, size), make([]byte, size))
 			})
 		}
 	}

@@ -10,31 +10,6 @@ import (
 	"github.com/valkey-io/valkey-go"
 )
 
-// BenchmarkPoolGetPut: Get an idle connection (with its health check) and
-// give it back.
-func BenchmarkPoolGetPut(b *testing.B) {
-	s := newEchoServer(&testing.T{})
-	p, err := New(Options{Addr: s.addr(), Policy: TCPOnly})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	ctx := context.Background()
-	c, err := p.Get(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c.Close()
-	b.ReportAllocs()
-	for b.Loop() {
-		c, err := p.Get(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.Close()
-	}
-}
-
 // BenchmarkValkeyGo compares, against one valkey-server, valkey-go on its
 // own connections and valkey-go on rdmapool's gnet TCP connections
 // (DialValkey, policy TCP): a serial PING round trip, and pipelined

@@ -808,28 +808,11 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 	for _, s := range servers {
 		for _, d := range dials {
 			b.Run("server="+s.name+"/conn="+d.name, func(b *testing.B) {
-				c := d.dial(b, s.addr)
 				got := make([]byte, len(s.resp))
-				samples := make([]time.Duration, 0, 1<<20)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					start := time.Now()
-					if _, err := c.Write(s.req); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := io.ReadFull(c, got); err != nil {
-						b.Fatal(err)
-					}
-					if len(samples) < cap(samples) {
-						samples = append(samples, time.Since(start))
-					}
-				}
-				b.StopTimer()
+				testutil.BenchRoundTrips(b, d.dial(b, s.addr), s.req, got)
 				if !bytes.Equal(got, s.resp) {
 					b.Fatalf("answer %q, want %q", got, s.resp)
 				}
-				testutil.ReportLatency(b, samples)
 			})
 		}
 	}

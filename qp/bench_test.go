@@ -59,31 +59,9 @@ var spinModes = []struct {
 }{{"default", 0, false}, {"off", -1, false}, {"50us", 50 * time.Microsecond, false}, {"1ms-parkreactor", time.Millisecond, true}}
 
 func benchRoundTrip(b *testing.B, size int, opts *qp.Options) {
-	{
-		{
-			cli, done := benchPair(b, opts)
-			defer done()
-			msg, got := make([]byte, size), make([]byte, size)
-			samples := make([]time.Duration, 0, 1<<20)
-			b.ReportAllocs()
-			b.SetBytes(int64(size))
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				if _, err := cli.Write(msg); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(cli, got); err != nil {
-					b.Fatal(err)
-				}
-				if len(samples) < cap(samples) {
-					samples = append(samples, time.Since(start))
-				}
-			}
-			b.StopTimer()
-			testutil.ReportLatency(b, samples)
-		}
-	}
+	cli, done := benchPair(b, opts)
+	defer done()
+	testutil.BenchRoundTrips(b, cli, make([]byte, size), make([]byte, size))
 }
 
 // BenchmarkPipelined: one goroutine writes 64-byte messages without

@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,4 +91,31 @@ func ReportLatency(b *testing.B, samples []time.Duration) {
 	}
 	b.ReportMetric(q(0.50), "p50-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+// BenchRoundTrips is the loop of a round-trip benchmark: per op, write req
+// to c and read len(resp) bytes of answer into resp. It reports allocations,
+// bytes (req's length), the p50 and p99 latency and ops/s; resp holds the
+// last answer when it returns, for the caller to check.
+func BenchRoundTrips(b *testing.B, c io.ReadWriter, req, resp []byte) {
+	b.Helper()
+	samples := make([]time.Duration, 0, 1<<20)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, resp); err != nil {
+			b.Fatal(err)
+		}
+		if len(samples) < cap(samples) {
+			samples = append(samples, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	ReportLatency(b, samples)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
