@@ -15,7 +15,7 @@ import (
 // (DialValkey, policy TCP): a serial PING round trip, and pipelined
 // throughput (parallel callers, which valkey-go pipelines).
 func BenchmarkValkeyGo(b *testing.B) {
-	tg := valkeyServer(&testing.T{})
+	tg := valkeyServer(b)
 	d := &Dialer{Options: Options{Policy: TCPOnly}}
 	defer d.Close()
 	clients := []struct {
@@ -58,7 +58,7 @@ func BenchmarkValkeyGo(b *testing.B) {
 // (Dialer.DialContext, policy TCP): a serial PING round trip, and a
 // pipeline of 16 PINGs per op.
 func BenchmarkGoRedis(b *testing.B) {
-	tg := valkeyServer(&testing.T{})
+	tg := valkeyServer(b)
 	d := &Dialer{Options: Options{Policy: TCPOnly}}
 	defer d.Close()
 	clients := []struct {

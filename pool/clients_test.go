@@ -53,35 +53,7 @@ func embedded(t *testing.T, host string) target {
 }
 
 // valkeyServer starts Debian's valkey-server on a free loopback port.
-func valkeyServer(t *testing.T) target {
-	t.Helper()
-	bin, err := exec.LookPath("valkey-server")
-	testutil.Require(t, err == nil, "valkey-server is not installed (scripts/deps.sh test installs it from bookworm-backports)")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 200 {
-			t.Fatalf("valkey-server did not start on %s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return target{tcp: addr}
-}
+func valkeyServer(tb testing.TB) target { return target{tcp: testutil.ValkeyServer(tb)} }
 
 func exercise(t *testing.T, ctx context.Context, set func(k, v string) error, get func(k string) (string, error)) {
 	t.Helper()

@@ -779,7 +779,7 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 		req, resp  []byte
 	}{
 		{"echo", l.Addr().String(), echo, echo},
-		{"valkey", valkeyServer(&testing.T{}).tcp, []byte("PING\r\n"), []byte("+PONG\r\n")},
+		{"valkey", valkeyServer(b).tcp, []byte("PING\r\n"), []byte("+PONG\r\n")},
 	}
 	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B, addr string) net.Conn {
 		return func(b *testing.B, addr string) net.Conn {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/benchrun"
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 )
 
@@ -345,5 +346,38 @@ func TestBenchProgress(t *testing.T) {
 	bench(context.Background(), []string{"-h", "127.0.0.1", "-p", port, "--transport", "both", "-c", "1", "-t", "ping_inline", "-n", "300"}, &out, &errb, true)
 	if !strings.Contains(out.String(), "\rPING_INLINE (tcp): ") {
 		t.Errorf("--transport both: %q", out.String())
+	}
+}
+
+// TestBenchRealServer: `rdmapool bench -h -p` against Debian's
+// valkey-server over TCP runs every test, and the server holds what the
+// writes put there.
+func TestBenchRealServer(t *testing.T) {
+	addr := testutil.ValkeyServer(t)
+	host, port, _ := net.SplitHostPort(addr)
+	code, stdout, stderr := runBench(t, "-h", host, "-p", port, "--transport", "tcp", "-n", "400", "-c", "4", "-P", "4", "-r", "100", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	for _, test := range []string{"PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "LPUSH", "LPOP", "MSET (10 keys)"} {
+		if !strings.Contains(stdout, "\n"+test+": ") {
+			t.Errorf("no %s line:\n%s", test, stdout)
+		}
+	}
+	if !strings.HasPrefix(stdout, "server: "+addr+"; transport: tcp") {
+		t.Errorf("the first line does not name the server and transport:\n%s", stdout)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("DBSIZE\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, ":"))); err != nil || n == 0 {
+		t.Errorf("DBSIZE after the run: %q, %v; want keys", line, err)
 	}
 }
