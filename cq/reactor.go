@@ -92,7 +92,7 @@ type InlinePoller interface {
 // the CQ.
 type Inline struct {
 	polling atomic.Int32 // goroutines of the owner polling in a loop now
-	armed   atomic.Bool  // the reactor armed the CQ and the owner has not polled it since
+	armed   atomic.Bool  // the reactor armed the CQ when it last went to sleep (cleared while it leaves the CQ unarmed)
 }
 
 // Begin marks a goroutine of the owner as polling the CQ in a loop.
