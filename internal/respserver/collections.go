@@ -104,21 +104,6 @@ func cmdPop(c *conn, args [][]byte) {
 	s.dropIfEmpty(key, e)
 }
 
-func cmdLLen(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, err := readCollection(s, args[1], kindList)
-	switch {
-	case err != nil:
-		c.addError(err.Error())
-	case e == nil:
-		c.addInt(0)
-	default:
-		c.addInt(int64(e.obj.(*list).len()))
-	}
-}
-
 // rangeIndexes turns LRANGE/ZRANGE's start and stop, which may count from
 // the end (-1 is the last), into a range [from, to] of an n-element
 // sequence; empty is true when it selects nothing.
@@ -244,6 +229,24 @@ func removeMembers[V any](m map[string]V, members [][]byte) int {
 	return n
 }
 
+// cardinality returns the command (LLEN, HLEN, SCARD, ZCARD, XLEN) that
+// replies with the size of the collection of kind k at args[1], as size
+// measures it: 0 when there is none, an error when the key holds another
+// kind.
+func cardinality(k kind, size func(obj any) int) func(c *conn, args [][]byte) {
+	return func(c *conn, args [][]byte) {
+		s := c.srv.ks.shard(args[1])
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		e, err := readCollection(s, args[1], k)
+		if err != nil || e == nil {
+			c.replyErrOrZero(err)
+			return
+		}
+		c.addInt(int64(size(e.obj)))
+	}
+}
+
 // replyErrOrZero replies with err, or 0 when it is nil (a missing key).
 func (c *conn) replyErrOrZero(err error) {
 	if err != nil {
@@ -251,18 +254,6 @@ func (c *conn) replyErrOrZero(err error) {
 	} else {
 		c.addInt(0)
 	}
-}
-
-func cmdHLen(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, err := readCollection(s, args[1], kindHash)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
-		return
-	}
-	c.addInt(int64(len(e.obj.(hashValue))))
 }
 
 // HGETALL key: a map in RESP3.
@@ -363,18 +354,6 @@ func cmdSPop(c *conn, args [][]byte) {
 		n--
 	}
 	s.dropIfEmpty(key, e)
-}
-
-func cmdSCard(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, err := readCollection(s, args[1], kindSet)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
-		return
-	}
-	c.addInt(int64(len(e.obj.(setValue))))
 }
 
 func cmdSIsMember(c *conn, args [][]byte) {
@@ -512,18 +491,6 @@ func cmdZScore(c *conn, args [][]byte) {
 		}
 	}
 	c.addNull()
-}
-
-func cmdZCard(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, err := readCollection(s, args[1], kindZSet)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
-		return
-	}
-	c.addInt(int64(e.obj.(*zset).len()))
 }
 
 // ZREM key member [member ...]
@@ -756,16 +723,4 @@ func parseStreamID(b []byte) (ms, seq uint64, autoMS, autoSeq, ok bool) {
 	}
 	seq, err = strconv.ParseUint(string(seqPart), 10, 64)
 	return ms, seq, false, false, err == nil
-}
-
-func cmdXLen(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, err := readCollection(s, args[1], kindStream)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
-		return
-	}
-	c.addInt(int64(len(e.obj.(*stream).entries)))
 }

@@ -70,31 +70,31 @@ func init() {
 		{name: "rpush", arity: -3, run: cmdPush},
 		{name: "lpop", arity: -2, run: cmdPop},
 		{name: "rpop", arity: -2, run: cmdPop},
-		{name: "llen", arity: 2, run: cmdLLen},
+		{name: "llen", arity: 2, run: cardinality(kindList, func(o any) int { return o.(*list).len() })},
 		{name: "lrange", arity: 4, run: cmdLRange},
 		// hashes
 		{name: "hset", arity: -4, run: cmdHSet},
 		{name: "hget", arity: 3, run: cmdHGet},
 		{name: "hdel", arity: -3, run: cmdHDel},
-		{name: "hlen", arity: 2, run: cmdHLen},
+		{name: "hlen", arity: 2, run: cardinality(kindHash, func(o any) int { return len(o.(hashValue)) })},
 		{name: "hgetall", arity: 2, run: cmdHGetAll},
 		// sets
 		{name: "sadd", arity: -3, run: cmdSAdd},
 		{name: "srem", arity: -3, run: cmdSRem},
 		{name: "spop", arity: -2, run: cmdSPop},
-		{name: "scard", arity: 2, run: cmdSCard},
+		{name: "scard", arity: 2, run: cardinality(kindSet, func(o any) int { return len(o.(setValue)) })},
 		{name: "sismember", arity: 3, run: cmdSIsMember},
 		{name: "smembers", arity: 2, run: cmdSMembers},
 		// sorted sets
 		{name: "zadd", arity: -4, run: cmdZAdd},
 		{name: "zscore", arity: 3, run: cmdZScore},
-		{name: "zcard", arity: 2, run: cmdZCard},
+		{name: "zcard", arity: 2, run: cardinality(kindZSet, func(o any) int { return o.(*zset).len() })},
 		{name: "zrem", arity: -3, run: cmdZRem},
 		{name: "zpopmin", arity: -2, run: cmdZPopMin},
 		{name: "zrange", arity: -4, run: cmdZRange},
 		// streams
 		{name: "xadd", arity: -5, run: cmdXAdd},
-		{name: "xlen", arity: 2, run: cmdXLen},
+		{name: "xlen", arity: 2, run: cardinality(kindStream, func(o any) int { return len(o.(*stream).entries) })},
 	}
 	commands = make(map[string]*command, len(table))
 	for i := range table {
