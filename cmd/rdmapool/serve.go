@@ -184,19 +184,11 @@ func autoRDMAAddr() (string, error) {
 	if !r.Usable {
 		return "", errors.New(r.Verdict)
 	}
-	for _, d := range r.Devices {
-		for _, p := range d.Ports {
-			if p.State != "ACTIVE" {
-				continue
-			}
-			for _, g := range p.GIDs {
-				if a := g.Addr.Unmap(); a.Is4() {
-					return a.String(), nil
-				}
-			}
-		}
+	a, ok := r.IPv4()
+	if !ok {
+		return "", errors.New("no active RDMA port has an IPv4 GID")
 	}
-	return "", errors.New("no active RDMA port has an IPv4 GID")
+	return a.String(), nil
 }
 
 // memSize is a byte count written as valkey writes memory sizes: 1048576,

@@ -63,17 +63,8 @@ func rdmaIP() (netip.Addr, error) {
 	if !r.Usable {
 		return netip.Addr{}, errors.New(r.Verdict)
 	}
-	for _, d := range r.Devices {
-		for _, p := range d.Ports {
-			if p.State != "ACTIVE" {
-				continue
-			}
-			for _, g := range p.GIDs {
-				if a := g.Addr.Unmap(); a.Is4() {
-					return a, nil
-				}
-			}
-		}
+	if a, ok := r.IPv4(); ok {
+		return a, nil
 	}
 	return netip.Addr{}, errors.New("RDMA cannot be used: no active RDMA port has an IPv4 GID")
 }

@@ -56,6 +56,24 @@ type Report struct {
 	Verdict string
 }
 
+// IPv4 returns the first IPv4 GID of an active port: an address to listen
+// on or dial from over RDMA (RoCE). ok is false when there is none.
+func (r Report) IPv4() (addr netip.Addr, ok bool) {
+	for _, d := range r.Devices {
+		for _, p := range d.Ports {
+			if p.State != "ACTIVE" {
+				continue
+			}
+			for _, g := range p.GIDs {
+				if a := g.Addr.Unmap(); a.Is4() {
+					return a, true
+				}
+			}
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // Run probes this machine.
 func Run() Report {
 	var r Report

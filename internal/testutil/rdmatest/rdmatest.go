@@ -42,14 +42,8 @@ func Addr(tb testing.TB) netip.Addr {
 		}
 		return a
 	}
-	for _, d := range probe.Run().Devices {
-		for _, p := range d.Ports {
-			for _, g := range p.GIDs {
-				if p.State == "ACTIVE" && g.Addr.Unmap().Is4() {
-					return g.Addr.Unmap()
-				}
-			}
-		}
+	if a, ok := probe.Run().IPv4(); ok {
+		return a
 	}
 	tb.Fatalf("no RDMAPOOL_TEST_ADDR and no active port with an IPv4 GID")
 	return netip.Addr{}
