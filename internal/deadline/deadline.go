@@ -5,6 +5,7 @@ package deadline
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,9 @@ type Deadline struct {
 	timer  *time.Timer
 	when   time.Time     // the deadline; zero for none
 	cancel chan struct{} // closed when the deadline passes
+	// expired is whether cancel is closed, kept beside it under mu, so that
+	// Expired, which spinning readers ask at every turn, takes no lock.
+	expired atomic.Bool
 }
 
 // New returns a Deadline that is not set.
@@ -33,8 +37,9 @@ func (d *Deadline) Set(t time.Time) {
 		d.timer.Stop()
 	}
 	d.when = t
-	if IsClosed(d.cancel) {
+	if d.expired.Load() {
 		d.cancel = make(chan struct{})
+		d.expired.Store(false)
 	}
 	if t.IsZero() {
 		return
@@ -42,6 +47,7 @@ func (d *Deadline) Set(t time.Time) {
 	dur := time.Until(t)
 	if dur <= 0 {
 		close(d.cancel)
+		d.expired.Store(true)
 		return
 	}
 	if d.timer == nil {
@@ -57,8 +63,9 @@ func (d *Deadline) Set(t time.Time) {
 func (d *Deadline) fire() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.when.IsZero() && !time.Now().Before(d.when) && !IsClosed(d.cancel) {
+	if !d.when.IsZero() && !time.Now().Before(d.when) && !d.expired.Load() {
 		close(d.cancel)
+		d.expired.Store(true)
 	}
 }
 
@@ -70,7 +77,7 @@ func (d *Deadline) Wait() chan struct{} {
 }
 
 // Expired reports whether the deadline has passed.
-func (d *Deadline) Expired() bool { return IsClosed(d.Wait()) }
+func (d *Deadline) Expired() bool { return d.expired.Load() }
 
 // IsClosed reports whether c is closed, without blocking.
 func IsClosed(c chan struct{}) bool {

@@ -24,6 +24,9 @@ func TestDeadline(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deadline did not pass")
 	}
+	if !d.Expired() {
+		t.Fatal("a deadline that passed by its timer has not expired")
+	}
 	// Re-arming later: the earlier arming does not fire.
 	d.Set(time.Now().Add(10 * time.Millisecond))
 	d.Set(time.Now().Add(time.Hour))
