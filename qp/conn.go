@@ -441,6 +441,18 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 // waiting connections do not crowd the run queue with spinners.
 var spinners atomic.Int32
 
+// maxSpinners is GOMAXPROCS, looked up again every 1024 calls:
+// runtime.GOMAXPROCS takes the scheduler's lock, and a waiter asks before
+// every spin.
+func maxSpinners() int32 {
+	if n := spinLookups.Add(1); n&1023 == 1 || spinLimit.Load() == 0 {
+		spinLimit.Store(int32(runtime.GOMAXPROCS(0)))
+	}
+	return spinLimit.Load()
+}
+
+var spinLookups, spinLimit atomic.Int32
+
 // spin is a waiter's polling state: whether it holds a spinner slot (and
 // has told the reactor it polls), and since when it has polled without
 // result.
@@ -467,7 +479,7 @@ func (c *Conn) spinPoll(s *spin) bool {
 		return false
 	}
 	if !s.holding {
-		if spinners.Add(1) > int32(runtime.GOMAXPROCS(0)) {
+		if spinners.Add(1) > maxSpinners() {
 			spinners.Add(-1)
 			return false
 		}

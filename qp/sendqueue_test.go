@@ -1,6 +1,9 @@
 package qp
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // TestSQFree: the free send-queue entries never exceed the queue when a
 // completion has been counted before the post that caused it (a writer's
@@ -23,5 +26,21 @@ func TestSQFree(t *testing.T) {
 		if got := c.sqFree(); got != tc.want {
 			t.Errorf("posted %d done %d: sqFree %d, want %d", tc.posted, tc.done, got, tc.want)
 		}
+	}
+}
+
+// TestMaxSpinners: the spinner limit is GOMAXPROCS, and follows a change
+// of it within 1024 lookups.
+func TestMaxSpinners(t *testing.T) {
+	if got, want := maxSpinners(), int32(runtime.GOMAXPROCS(0)); got != want {
+		t.Fatalf("maxSpinners() = %d, want GOMAXPROCS %d", got, want)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
+	want := int32(runtime.GOMAXPROCS(0))
+	for range 1024 {
+		maxSpinners()
+	}
+	if got := maxSpinners(); got != want {
+		t.Errorf("after GOMAXPROCS changed to %d, maxSpinners() = %d", want, got)
 	}
 }
