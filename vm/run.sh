@@ -3,13 +3,15 @@
 # and runs one command inside; exits with that command's status.
 #
 # usage: vm/run.sh [--bin DIR]... [--env NAME=VALUE]... [--timeout SECONDS]
-#                  [--mem MB] [--smp N] [--log FILE] [--keep] -- COMMAND [ARGS...]
+#                  [--mem MB] [--smp N] [--append ARGS] [--log FILE] [--keep]
+#                  -- COMMAND [ARGS...]
 #
 #   --bin DIR      copy DIR's contents (recursively) to /opt/bin in the VM; repeatable
 #   --env N=V      export N=V inside the VM (e.g. RDMAPOOL_VM_WIRE_ROUTES=1); repeatable
 #   --timeout S    kill the VM after S seconds (default $RDMAPOOL_VM_TIMEOUT or 1200)
 #   --mem MB       VM memory (default $RDMAPOOL_VM_MEM or 2048); --bin files live in RAM
 #   --smp N        VM cores (default $RDMAPOOL_VM_SMP or 2)
+#   --append ARGS  more kernel command-line arguments ($RDMAPOOL_VM_APPEND)
 #   --log FILE     also keep the console log in FILE ($RDMAPOOL_VM_LOG)
 #   --keep         keep the temp dir (initramfs tree, initrd, log) and print its path
 #
@@ -37,6 +39,7 @@ ENV_VARS=()
 TIMEOUT=${RDMAPOOL_VM_TIMEOUT:-1200}
 MEM=${RDMAPOOL_VM_MEM:-2048}
 SMP=${RDMAPOOL_VM_SMP:-2}
+APPEND=${RDMAPOOL_VM_APPEND:-}
 LOG_COPY=${RDMAPOOL_VM_LOG:-}
 KEEP=0
 CMD=()
@@ -56,6 +59,7 @@ parse_args() {
 		--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
 		--mem) MEM=${2:?--mem needs MB}; shift 2 ;;
 		--smp) SMP=${2:?--smp needs a count}; shift 2 ;;
+		--append) APPEND=${2?--append needs kernel arguments}; shift 2 ;;
 		--log) LOG_COPY=${2:?--log needs a file}; shift 2 ;;
 		--keep) KEEP=1; shift ;;
 		-h | --help) usage ;;
@@ -249,7 +253,7 @@ run_qemu() {
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -nographic -no-reboot \
 		-m "$MEM" -smp "$SMP" -cpu max "${extra[@]}" \
 		-kernel "$kernel" -initrd "$WORK/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1" -nic none </dev/null 2>&1 | tee "$WORK/console.log"
+		-append "console=ttyS0 quiet panic=-1${APPEND:+ $APPEND}" -nic none </dev/null 2>&1 | tee "$WORK/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e
 	return "$rc"
