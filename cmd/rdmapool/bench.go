@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,6 +54,7 @@ type benchFlags struct {
 	port, rdmaPort             int
 	clients, requests, size    int
 	pipeline, keyspace         int
+	threads                    int
 	tests                      string
 	quiet, csv, json           bool
 	transport                  string
@@ -86,6 +88,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
+	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	return fs
 }
@@ -135,6 +138,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("--duration %v must not be negative", f.duration)
 	case f.warmup < 0:
 		return nil, fmt.Errorf("--warmup %v must not be negative", f.warmup)
+	case f.threads < 0:
+		return nil, fmt.Errorf("--threads %d must not be negative", f.threads)
 	case f.csv && f.json:
 		return nil, errors.New("--csv and --json cannot be used together")
 	case strings.TrimSpace(f.host) == "":
@@ -194,6 +199,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rdmapool bench: "+format+"\n", a...)
 		return 1
+	}
+	if f.threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.threads))
 	}
 
 	cfg := benchrun.Config{

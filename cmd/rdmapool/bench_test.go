@@ -49,6 +49,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--rdma-port", "-1"}, "--rdma-port -1 is not a port"},
 		{[]string{"--csv", "--json"}, "--csv and --json cannot be used together"},
 		{[]string{"--duration", "-1s"}, "--duration -1s must not be negative"},
+		{[]string{"--threads", "-2"}, "--threads -2 must not be negative"},
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-c", "x"}, `invalid value "x" for flag -c`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -103,7 +104,11 @@ func TestBenchDefault(t *testing.T) {
 		}
 	}
 
-	code, stdout, _ = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set")
+	procs := runtime.GOMAXPROCS(0)
+	code, stdout, _ = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set", "--threads", "1")
+	if runtime.GOMAXPROCS(0) != procs {
+		t.Errorf("--threads 1 left GOMAXPROCS at %d, want it back at %d", runtime.GOMAXPROCS(0), procs)
+	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "server: embedded") ||
 		!strings.HasPrefix(lines[1], "SET: ") || !strings.Contains(lines[2], "GET: ") || !strings.Contains(lines[2], "requests per second, p50=") {
