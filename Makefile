@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench bench-ffi bench-rxe test-rxe vm-run vm-fetch
+.PHONY: run test bench bench-ffi bench-rxe bench-valkey test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -29,6 +29,14 @@ bench-ffi:
 # RDMA benchmarks on the same device, as ratios; writes out/bench-rxe.{json,md}.
 bench-rxe:
 	vm/bench.sh
+
+# bench-valkey: in one VM boot, rdmapool bench --transport rdma beside
+# valkey-benchmark --rdma against one real valkey-server with RDMA, at -c 1
+# and -c 10 -P 16; writes out/bench-valkey.{json,md}. VALKEY_DIR holds
+# valkey-server and valkey-benchmark built with RDMA (docs/benchmarks.md).
+bench-valkey:
+	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make bench-valkey VALKEY_DIR=dir (valkey-server and valkey-benchmark built with BUILD_RDMA=yes)" >&2; exit 2; fi
+	vm/bench-valkey.sh --valkey $(call shq,VALKEY_DIR)
 
 # test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
 #   VM_RUN=regex         -test.run for every test binary
