@@ -392,7 +392,7 @@ func (r *Reactor) run() {
 // returns the events it took. It waits in the Go netpoller, unlocked from
 // its thread: locked, the thread that runs the netpoller would have to hand
 // the reactor to its own thread when an event came, two thread wake-ups
-// instead of one (about 0.3 ms more per wake-up under emulation).
+// instead of one (docs/design.md has the A/B).
 func (r *Reactor) sleep(events []unix.EpollEvent) int {
 	runtime.UnlockOSThread()
 	defer runtime.LockOSThread()
