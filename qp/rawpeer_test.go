@@ -240,13 +240,8 @@ func TestMalformedPeer(t *testing.T) {
 // TestFeatureRequest: GetServerFeature is answered as valkey-server answers
 // it: same opcode, the select echoed, no features.
 func TestFeatureRequest(t *testing.T) {
-	e := newEnv(t, nil)
-	p := dialRaw(t, verbs.Bound(), netip.MustParseAddrPort(e.l.Addr().String()))
+	p, srv := acceptRaw(t, newEnv(t, nil))
 	defer p.close()
-	srv, err := e.l.AcceptConn(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer srv.Close()
 	req := cmdBytes(0)
 	binary.BigEndian.PutUint16(req[2:], 7)
@@ -264,13 +259,8 @@ func TestFeatureRequest(t *testing.T) {
 // is not its own; our write to it completes with an error, and the
 // connection fails with a CompletionError carrying ibv_wc_status_str.
 func TestCompletionError(t *testing.T) {
-	e := newEnv(t, nil)
-	p := dialRaw(t, verbs.Bound(), netip.MustParseAddrPort(e.l.Addr().String()))
+	p, srv := acceptRaw(t, newEnv(t, nil))
 	defer p.close()
-	srv, err := e.l.AcceptConn(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer srv.Close()
 	bad := cmdBytes(3)
 	binary.BigEndian.PutUint64(bad[16:], uint64(unsafeptr.Addr(p.buf)))
@@ -290,4 +280,16 @@ func TestCompletionError(t *testing.T) {
 		t.Fatalf("after writing with a bad key: %v, want a CompletionError", werr)
 	}
 	t.Logf("as expected: %v", werr)
+}
+
+// acceptRaw connects a raw peer to e's listener and accepts it.
+func acceptRaw(t *testing.T, e *env) (*rawPeer, *qp.Conn) {
+	t.Helper()
+	p := dialRaw(t, verbs.Bound(), netip.MustParseAddrPort(e.l.Addr().String()))
+	srv, err := e.l.AcceptConn(ctxT(t))
+	if err != nil {
+		p.close()
+		t.Fatal(err)
+	}
+	return p, srv
 }
