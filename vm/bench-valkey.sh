@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs `rdmapool bench --transport rdma` beside valkey-benchmark --rdma against
-# one real valkey-server with RDMA, in one soft-RoCE VM boot: for each round,
-# each case (one client; 10 clients with 16-deep pipelines), valkey-benchmark
-# then rdmapool bench, the same tests and request counts, each on one thread
+# one real valkey-server with RDMA, in one soft-RoCE VM boot. Each round runs
+# each case (one client; 10 clients with 16-deep pipelines) with both tools
+# back to back, valkey-benchmark first in odd rounds and ours first in even
+# ones, the same tests and request counts, each on one thread
 # (valkey-benchmark's default; ours with --threads 1: the server shares the
-# VM's two cores). It prints the
-# medians over the rounds and our ratios to valkey-benchmark; results go to
-# OUT (default out/): bench-valkey.json, bench-valkey.md and the console log.
+# VM's two cores). It prints each tool's medians over the rounds and our
+# ratios to valkey-benchmark within each round (their median, and the rounds
+# ours won): the emulation's speed drifts from minute to minute, so tools
+# are compared within a round. Results go to OUT (default out/):
+# bench-valkey.json, bench-valkey.md and the console log.
 #
 # The valkey binaries are not built here: give a directory holding
 # valkey-server and valkey-benchmark built with RDMA (valkey 8.1 or later,
@@ -18,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
-valkey= out=out rounds=3 tests=ping,set,get
+valkey="" out=out rounds=7 tests=ping,set,get
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--valkey) valkey=${2:?}; shift 2 ;;
@@ -53,10 +56,15 @@ until grep -q 'Ready to accept connections rdma' /tmp/valkey.log 2>/dev/null; do
 	[ \$i -lt 100 ] || { echo "valkey-server did not start over RDMA:"; cat /tmp/valkey.log; exit 1; }
 	sleep 0.1
 done
-one() { # one CASE ARGS...: valkey-benchmark, then rdmapool bench
+vb() {
+	./valkey-benchmark -h \$addr -p 6379 --rdma "\$@" -t $tests --csv 2>/dev/null | sed -n "s/^\"/RESULT valkey-benchmark \$c \$r \"/p"
+}
+ours() {
+	./rdmapool bench -h \$addr -p 6379 --transport rdma --threads 1 "\$@" -t $tests --csv | sed -n "s/^\"/RESULT rdmapool \$c \$r \"/p"
+}
+one() { # one CASE ARGS...: both tools, valkey-benchmark first in odd rounds
 	c=\$1; shift
-	./valkey-benchmark -h \$addr -p 6379 --rdma "\$@" -t $tests --csv 2>/dev/null | sed -n "s/^\"/RESULT valkey-benchmark \$c \"/p"
-	./rdmapool bench -h \$addr -p 6379 --transport rdma --threads 1 "\$@" -t $tests --csv | sed -n "s/^\"/RESULT rdmapool \$c \"/p"
+	if [ \$((r % 2)) = 1 ]; then vb "\$@"; ours "\$@"; else ours "\$@"; vb "\$@"; fi
 }
 for r in \$(seq $rounds); do
 	one c1 -c 1 -n 10000
@@ -67,29 +75,52 @@ SCRIPT
 log="$out/bench-valkey.log"
 vm/run.sh --bin "$bin" --log "$log" --timeout 1800 -- sh run-bench-valkey.sh
 
-# RESULT TOOL CASE "TEST","rps","avg","min","p50","p95","p99","max" (ms);
+# RESULT TOOL CASE ROUND "TEST","rps","avg","min","p50","p95","p99","max" (ms);
 # the header lines ("test",...) are dropped.
-tr -d '\r' <"$log" | awk '$1 == "RESULT" && $4 !~ /^"test"/ {
-	split($4, f, ","); for (i in f) gsub(/"/, "", f[i])
-	print $2, $3, f[1], f[2], f[5], f[7]
+tr -d '\r' <"$log" | awk '$1 == "RESULT" && $5 !~ /^"test"/ {
+	split($5, f, ","); for (i in f) gsub(/"/, "", f[i])
+	print $2, $3, $4, f[1], f[2], f[5], f[7]
 }' >"$bin/results"
 [ -s "$bin/results" ] || { echo "bench-valkey: no results in $log" >&2; exit 1; }
 
-# Medians per tool, case and test: rps, p50, p99.
+# Per case and test: each tool's medians over the rounds (rps, p50, p99);
+# then ours to valkey-benchmark's within each round, the two having run back
+# to back: the median of those ratios and in how many rounds ours was at
+# least as good (requests/s at least, p50 at most). A run's speed drifts
+# with the emulation from minute to minute, so the ratio within a round is
+# the comparison; the medians of each tool are there for scale.
 summary=$(awk '
-	{ k = $1 SUBSEP $2 SUBSEP $3; n[k]++; rps[k, n[k]] = $4; p50[k, n[k]] = $5; p99[k, n[k]] = $6
-	  if (!($2 SUBSEP $3 in seen)) { seen[$2 SUBSEP $3] = 1; order[++m] = $2 SUBSEP $3 } }
 	function med(a, k, c,   i, j, t, v) {
 		for (i = 1; i <= c; i++) v[i] = a[k, i]
 		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-		return v[int((c + 1) / 2)]
+		return c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
 	}
+	{ t = $1; ct = $2 SUBSEP $4; k = t SUBSEP ct; n[k]++
+	  rps[k, n[k]] = $5; p50[k, n[k]] = $6; p99[k, n[k]] = $7
+	  byRound[t, ct, $3, "rps"] = $5; byRound[t, ct, $3, "p50"] = $6; rounds[ct, $3] = 1
+	  if (!(ct in seen)) { seen[ct] = 1; order[++m] = ct } }
 	END {
 		for (o = 1; o <= m; o++) {
-			split(order[o], cp, SUBSEP)
-			vk = "valkey-benchmark" SUBSEP order[o]; rk = "rdmapool" SUBSEP order[o]
+			ct = order[o]; split(ct, cp, SUBSEP)
+			vk = "valkey-benchmark" SUBSEP ct; rk = "rdmapool" SUBSEP ct
 			if (!n[vk] || !n[rk]) continue
-			printf "%s %s %s %s %s %s %s %s\n", cp[1], cp[2], med(rps, vk, n[vk]), med(p50, vk, n[vk]), med(p99, vk, n[vk]), med(rps, rk, n[rk]), med(p50, rk, n[rk]), med(p99, rk, n[rk])
+			c = 0; rw = 0; pw = 0
+			for (rc in rounds) {
+				split(rc, x, SUBSEP)
+				if (x[1] SUBSEP x[2] != ct) continue
+				r = x[3]
+				vr = byRound["valkey-benchmark", ct, r, "rps"]; ourR = byRound["rdmapool", ct, r, "rps"]
+				vp = byRound["valkey-benchmark", ct, r, "p50"]; ourP = byRound["rdmapool", ct, r, "p50"]
+				if (vr == "" || ourR == "" || vr + 0 == 0 || vp + 0 == 0) continue
+				c++; rr["x", c] = ourR / vr; pr["x", c] = ourP / vp
+				if (ourR + 0 >= vr + 0) rw++
+				if (ourP + 0 <= vp + 0) pw++
+			}
+			if (!c) continue
+			printf "%s %s %s %s %s %s %s %s %.2f %d %.2f %d %d\n", cp[1], cp[2],
+				med(rps, vk, n[vk]), med(p50, vk, n[vk]), med(p99, vk, n[vk]),
+				med(rps, rk, n[rk]), med(p50, rk, n[rk]), med(p99, rk, n[rk]),
+				med(rr, "x", c), rw, med(pr, "x", c), pw, c
 		}
 	}' "$bin/results")
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -98,20 +129,20 @@ version=$("$valkey/valkey-server" --version | head -1)
 {
 	printf '{\n  "date": "%s",\n  "machine": "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0",\n' "$date"
 	printf '  "server": "%s",\n  "rounds": %s,\n  "results": [\n' "$version" "$rounds"
-	awk '{printf "%s    {\"tool\": \"%s\", \"case\": \"%s\", \"test\": \"%s\", \"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6} END {print ""}' "$bin/results"
-	printf '  ],\n  "medians": [\n'
-	echo "$summary" | awk '{printf "%s    {\"case\": \"%s\", \"test\": \"%s\", \"valkey_benchmark\": {\"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}, \"rdmapool\": {\"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}, \"rps_ratio\": %.2f, \"p50_ratio\": %.2f}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8, $6 / $3, $7 / $4} END {print ""}'
+	awk '{printf "%s    {\"tool\": \"%s\", \"case\": \"%s\", \"round\": %s, \"test\": \"%s\", \"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7} END {print ""}' "$bin/results"
+	printf '  ],\n  "summary": [\n'
+	echo "$summary" | awk '{printf "%s    {\"case\": \"%s\", \"test\": \"%s\", \"valkey_benchmark\": {\"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}, \"rdmapool\": {\"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}, \"rps_ratio\": %s, \"rps_rounds_won\": %s, \"p50_ratio\": %s, \"p50_rounds_won\": %s, \"rounds\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13} END {print ""}'
 	printf '  ]\n}\n'
 } >"$out/bench-valkey.json"
 
 {
 	echo "# rdmapool bench --transport rdma beside valkey-benchmark --rdma ($date)"
 	echo
-	echo "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0; server: $version; medians of $rounds alternating rounds; both clients on one thread (ours: \`--threads 1\`); \`vm/bench-valkey.sh --rounds $rounds\`."
-	echo "Ratios are ours to valkey-benchmark's: requests/s above 1 and p50 below 1 are ours better."
+	echo "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0; server: $version; $rounds rounds, each running both tools back to back (valkey-benchmark first in odd rounds, ours first in even ones); both clients on one thread (ours: \`--threads 1\`); \`vm/bench-valkey.sh --rounds $rounds\`."
+	echo "Ratios are ours to valkey-benchmark's in the same round, their median over the rounds: requests/s above 1 and p50 below 1 are ours better; \"won\" counts the rounds where ours was at least as good. The req/s and latency columns are each tool's medians."
 	echo
-	echo "| case | test | valkey-benchmark req/s | p50 ms | p99 ms | rdmapool req/s | p50 ms | p99 ms | req/s ratio | p50 ratio |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-	echo "$summary" | awk '{printf "| %s | %s | %.0f | %s | %s | %.0f | %s | %s | **%.2f** | **%.2f** |\n", $1, $2, $3, $4, $5, $6, $7, $8, $6 / $3, $7 / $4}'
+	echo "| case | test | valkey-benchmark req/s | p50 ms | p99 ms | rdmapool req/s | p50 ms | p99 ms | req/s ratio | won | p50 ratio | won |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "$summary" | awk '{printf "| %s | %s | %.0f | %.3f | %.3f | %.0f | %.3f | %.3f | **%s** | %d/%d | **%s** | %d/%d |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, $13}'
 } >"$out/bench-valkey.md"
 cat "$out/bench-valkey.md"
