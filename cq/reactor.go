@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/seed54442f1a/rdmapool/internal/netpass"
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
@@ -59,6 +60,7 @@ type Stats struct {
 	Wakeups     uint64 // times the reactor slept and was woken
 	Stale       uint64 // completions whose wr_id named no live registration
 	Timeouts    uint64 // sleeps that ended by sleepLimit, not by an event
+	Passes      uint64 // times the busy reactor let the netpoller run (netpass.Every)
 	CQs         int    // CQs registered now
 }
 
@@ -175,8 +177,8 @@ type Reactor struct {
 	wcs     uintptr  // C array of Batch WCs
 	evOut   uintptr  // C memory for ibv_get_cq_event's out parameters
 
-	polls, empty, completions, wakeups, stale, timeouts atomic.Uint64
-	cqs                                                 atomic.Int64
+	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
+	cqs                                                         atomic.Int64
 }
 
 // New starts a reactor. The libraries must be bound (loader.Load).
@@ -284,7 +286,8 @@ func (r *Reactor) Done() <-chan struct{} { return r.done }
 func (r *Reactor) Stats() Stats {
 	return Stats{
 		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
-		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(), CQs: int(r.cqs.Load()),
+		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(),
+		Passes: r.passes.Load(), CQs: int(r.cqs.Load()),
 	}
 }
 
@@ -332,6 +335,7 @@ func (r *Reactor) run() {
 
 	events := make([]unix.EpollEvent, 64)
 	lastWork := time.Now()
+	lastPass := lastWork // when the reactor last parked in the netpoller
 	spins := 0
 	for {
 		if r.pending.Load() {
@@ -341,6 +345,11 @@ func (r *Reactor) run() {
 		}
 		if n, _ := r.pollAll(); n > 0 {
 			lastWork, spins = time.Time{}, 0
+			if time.Since(lastPass) >= netpass.Every {
+				r.passNetpoller()
+				lastPass = time.Now()
+				continue
+			}
 			yieldThread()
 			continue
 		}
@@ -349,10 +358,16 @@ func (r *Reactor) run() {
 			if spins++; spins&63 != 0 {
 				continue
 			}
-			if lastWork.IsZero() {
-				lastWork = time.Now()
+			now := time.Now()
+			if now.Sub(lastPass) >= netpass.Every {
+				r.passNetpoller()
+				lastPass = time.Now()
+				continue
 			}
-			if time.Since(lastWork) < r.opts.IdleSpin || r.hasUnnotifiable() {
+			if lastWork.IsZero() {
+				lastWork = now
+			}
+			if now.Sub(lastWork) < r.opts.IdleSpin || r.hasUnnotifiable() {
 				continue
 			}
 		} else if r.hasUnnotifiable() {
@@ -384,8 +399,21 @@ func (r *Reactor) run() {
 			}
 			r.drainEvents(uint32(ev.Fd))
 		}
-		lastWork, spins = time.Time{}, 0
+		lastWork, lastPass, spins = time.Time{}, time.Now(), 0
 	}
+}
+
+// passNetpoller lets the Go netpoller run (package internal/netpass): a
+// reactor that keeps finding completions, beside spinners on the other Ps,
+// would otherwise hold up every other network event in the process. It
+// yields instead if the pass cannot be made (no eventfd to be had).
+func (r *Reactor) passNetpoller() {
+	r.passes.Add(1)
+	runtime.UnlockOSThread()
+	if netpass.Pass() != nil {
+		runtime.Gosched()
+	}
+	runtime.LockOSThread()
 }
 
 // sleep waits until the epoll set has events, or for sleepLimit, and
