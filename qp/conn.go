@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
+	"github.com/seed54442f1a/rdmapool/internal/netpass"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -52,6 +53,7 @@ type Conn struct {
 	rxNotify chan struct{} // signalled when data arrives or the state changes
 	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
 	readDL   deadline.Deadline
+	rxPassed time.Time // a waiting reader last let the netpoller run (see spin)
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -62,6 +64,7 @@ type Conn struct {
 	armAddr   atomic.Uint64
 	armLenKey atomic.Uint64 // length<<32 | rkey
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
+	txPassed  time.Time     // a waiting writer last let the netpoller run (wmu; see spin)
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex
@@ -300,7 +303,7 @@ func (c *Conn) Release(n int) error {
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
-	var sp spin
+	sp := spin{lastPass: &c.rxPassed}
 	defer sp.release()
 	for {
 		if err := c.terminal(); err != nil {
@@ -400,7 +403,7 @@ func (c *Conn) Commit(n int) error {
 // reserve waits for the peer's buffer to have room and the send queue to
 // have space (wmu held).
 func (c *Conn) reserve(n int) ([]byte, error) {
-	var sp spin
+	sp := spin{lastPass: &c.txPassed}
 	defer sp.release()
 	for {
 		if err := c.writeErr(); err != nil {
@@ -435,32 +438,44 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 	}
 }
 
-// spinners counts the goroutines that poll a CQ inline right now. At most
-// GOMAXPROCS may, and each yields its P (runtime.Gosched) every 8 polls: a
-// spinning reader uses only CPU that no other goroutine wants, and many
-// waiting connections do not crowd the run queue with spinners.
+// spinners counts the goroutines that poll a CQ inline right now, each
+// yielding its P (runtime.Gosched) every 8 polls. The runtime polls the
+// network only from a P that has nothing else to run (or from sysmon,
+// every 10 ms), and spinners on every P held every other network event in
+// the process for milliseconds (docs/design.md, "Inline polling"). So at
+// most GOMAXPROCS-1 may spin, leaving a P for the netpoller; with
+// GOMAXPROCS 1, one, which lets the netpoller run every netpass.Every
+// (package internal/netpass). The limit also keeps many waiting
+// connections from crowding the run queue with spinners.
 var spinners atomic.Int32
 
-// maxSpinners is GOMAXPROCS, looked up again every 1024 calls:
-// runtime.GOMAXPROCS takes the scheduler's lock, and a waiter asks before
-// every spin.
+// maxSpinners is max(GOMAXPROCS-1, 1), GOMAXPROCS looked up again every
+// 1024 calls: runtime.GOMAXPROCS takes the scheduler's lock, and a waiter
+// asks before every spin.
 func maxSpinners() int32 {
-	if n := spinLookups.Add(1); n&1023 == 1 || spinLimit.Load() == 0 {
-		spinLimit.Store(int32(runtime.GOMAXPROCS(0)))
+	if n := spinLookups.Add(1); n&1023 == 1 || spinProcs.Load() == 0 {
+		spinProcs.Store(int32(runtime.GOMAXPROCS(0)))
 	}
-	return spinLimit.Load()
+	return max(spinProcs.Load()-1, 1)
 }
 
-var spinLookups, spinLimit atomic.Int32
+// spinnersHoldEveryP reports whether the spinners hold every P, so that
+// they must let the netpoller run themselves.
+func spinnersHoldEveryP() bool { return spinners.Load() >= spinProcs.Load() }
+
+var spinLookups, spinProcs atomic.Int32
 
 // spin is a waiter's polling state: whether it holds a spinner slot (and
-// has told the reactor it polls), and since when it has polled without
-// result.
+// has told the reactor it polls), since when it has polled without result,
+// and when its connection's waiters last let the netpoller run (lastPass,
+// which a reader's or writer's spins share: a goroutine whose replies come
+// while it spins never parks).
 type spin struct {
-	holding bool
-	polls   int
-	start   time.Time
-	inline  *cq.Inline
+	holding  bool
+	polls    int
+	start    time.Time
+	inline   *cq.Inline
+	lastPass *time.Time
 }
 
 func (s *spin) release() {
@@ -494,9 +509,16 @@ func (c *Conn) spinPoll(s *spin) bool {
 		s.start = time.Now()
 	}
 	s.polls++
-	if s.polls%spinClockEvery == 0 && time.Since(s.start) >= c.opts.SpinWait {
-		s.release()
-		return false
+	if s.polls%spinClockEvery == 0 {
+		now := time.Now()
+		if now.Sub(s.start) >= c.opts.SpinWait {
+			s.release()
+			return false
+		}
+		if now.Sub(*s.lastPass) >= netpass.Every && spinnersHoldEveryP() {
+			netpass.Pass()
+			*s.lastPass = time.Now()
+		}
 	}
 	if s.polls%8 == 0 {
 		runtime.Gosched()
