@@ -138,7 +138,7 @@ func BenchmarkZeroCopyRoundTrip(b *testing.B) {
 // trips back to back, with the process's GOMAXPROCS (procs=0) and with 1.
 // Busy-polling goroutines must not keep the runtime from polling the
 // network (package internal/netpass); before they let it, the TCP round
-// trip's p50 was 8-18 ms here against 70-90 µs with RDMA idle.
+// trip's p50 was 7-18 ms here against 70-90 µs with RDMA idle.
 func BenchmarkNetpollUnderLoad(b *testing.B) {
 	for _, procs := range []int{0, 1} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {

@@ -8,7 +8,7 @@
 // event in the process (a TCP connection's data, a timer-less net.Conn
 // read) waits for sysmon. Measured in the VM (docs/design.md, "Inline
 // polling"), an RDMA request loop took a TCP round trip on loopback in the
-// same process from 70–90 µs to 8–18 ms. So every loop that polls without
+// same process from 70–90 µs to 7–18 ms. So every loop that polls without
 // parking calls Pass at least every Every.
 package netpass
 
