@@ -46,8 +46,7 @@ func (d *Deadline) Set(t time.Time) {
 	}
 	dur := time.Until(t)
 	if dur <= 0 {
-		close(d.cancel)
-		d.expired.Store(true)
+		d.expire()
 		return
 	}
 	if d.timer == nil {
@@ -64,9 +63,16 @@ func (d *Deadline) fire() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.when.IsZero() && !time.Now().Before(d.when) && !d.expired.Load() {
-		close(d.cancel)
-		d.expired.Store(true)
+		d.expire()
 	}
+}
+
+// expire marks the deadline passed, then closes the channel (mu held): a
+// goroutine the close wakes finds Expired true. The other way round, one
+// woken on another thread could ask before the flag was set.
+func (d *Deadline) expire() {
+	d.expired.Store(true)
+	close(d.cancel)
 }
 
 // Wait returns a channel that is closed when the deadline has passed.
