@@ -225,21 +225,15 @@ func newReactor(opts Options, t *verbs.Table, wcs uintptr) (*Reactor, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("epoll_ctl", err))
 	}
-	// An epoll set is itself pollable: readable while it has events. Made
-	// non-blocking, os.NewFile registers it with the netpoller.
+	// An epoll set is itself pollable: readable while it has events.
 	if err := unix.SetNonblock(epfd, true); err != nil {
 		unix.Close(evfd)
 		unix.Close(epfd)
 		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
 	}
-	ep := os.NewFile(uintptr(epfd), "cq-epoll")
-	rc, err := ep.SyscallConn()
-	if err == nil && ep.SetReadDeadline(time.Time{}) != nil {
-		err = errors.New("the epoll set is not pollable")
-	}
+	ep, rc, err := netpass.File(epfd, "the reactor's epoll set")
 	if err != nil {
 		unix.Close(evfd)
-		ep.Close()
 		return nil, fmt.Errorf("cq: %w", err)
 	}
 	return &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, ep: ep, epRC: rc,

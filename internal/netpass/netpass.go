@@ -9,11 +9,11 @@
 // read) waits for sysmon. Measured in the VM (docs/design.md, "Inline
 // polling"), an RDMA request loop took a TCP round trip on loopback in the
 // same process from 70–90 µs to 7–18 ms. So every loop that polls without
-// parking calls Pass at least every Every.
+// parking calls Pass at least every Every. File, which hands an fd to the
+// netpoller, serves the passes and the reactor's sleep (package cq).
 package netpass
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -39,18 +39,30 @@ type passer struct {
 // not queue behind one fd's read lock.
 var free = make(chan *passer, 64)
 
+// File hands fd, which must be non-blocking, to the netpoller: the
+// returned file owns it, and the RawConn's Read parks in the netpoller
+// until fd is readable. It fails, closing fd, when the netpoller cannot
+// poll fd.
+func File(fd int, name string) (*os.File, syscall.RawConn, error) {
+	f := os.NewFile(uintptr(fd), name)
+	rc, err := f.SyscallConn()
+	if err == nil && f.SetReadDeadline(time.Time{}) != nil {
+		err = fmt.Errorf("%s is not pollable", name)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, rc, nil
+}
+
 func newPasser() (*passer, error) {
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("netpass: %w", os.NewSyscallError("eventfd", err))
 	}
-	f := os.NewFile(uintptr(fd), "netpass")
-	rc, err := f.SyscallConn()
-	if err == nil && f.SetReadDeadline(time.Time{}) != nil {
-		err = errors.New("the eventfd is not pollable")
-	}
+	f, rc, err := File(fd, "netpass eventfd")
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("netpass: %w", err)
 	}
 	p := &passer{f: f, rc: rc}
