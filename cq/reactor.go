@@ -339,12 +339,9 @@ func (r *Reactor) run() {
 		}
 		if n, _ := r.pollAll(); n > 0 {
 			lastWork, spins = time.Time{}, 0
-			if time.Since(lastPass) >= netpass.Every {
-				r.passNetpoller()
-				lastPass = time.Now()
-				continue
+			if !r.passIfDue(&lastPass, time.Now()) {
+				yieldThread()
 			}
-			yieldThread()
 			continue
 		}
 		if !r.opts.NoBusyPoll {
@@ -353,9 +350,7 @@ func (r *Reactor) run() {
 				continue
 			}
 			now := time.Now()
-			if now.Sub(lastPass) >= netpass.Every {
-				r.passNetpoller()
-				lastPass = time.Now()
+			if r.passIfDue(&lastPass, now) {
 				continue
 			}
 			if lastWork.IsZero() {
@@ -367,10 +362,7 @@ func (r *Reactor) run() {
 		} else if r.hasUnnotifiable() {
 			// It cannot sleep: it polls on, yielding, and passes
 			// through the netpoller as when busy.
-			if time.Since(lastPass) >= netpass.Every {
-				r.passNetpoller()
-				lastPass = time.Now()
-			} else {
+			if !r.passIfDue(&lastPass, time.Now()) {
 				yieldThread()
 			}
 			continue
@@ -392,7 +384,7 @@ func (r *Reactor) run() {
 		if n == 0 {
 			r.timeouts.Add(1)
 		}
-		for _, ev := range events[:max(n, 0)] {
+		for _, ev := range events[:n] {
 			if ev.Fd == -1 {
 				var buf [8]byte
 				unix.Read(r.evfd, buf[:])
@@ -404,17 +396,23 @@ func (r *Reactor) run() {
 	}
 }
 
-// passNetpoller lets the Go netpoller run (package internal/netpass): a
+// passIfDue lets the Go netpoller run (package internal/netpass) when
+// netpass.Every has passed since *lastPass, and reports whether it did: a
 // reactor that keeps finding completions, beside spinners on the other Ps,
 // would otherwise hold up every other network event in the process. It
 // yields instead if the pass cannot be made (no eventfd to be had).
-func (r *Reactor) passNetpoller() {
+func (r *Reactor) passIfDue(lastPass *time.Time, now time.Time) bool {
+	if now.Sub(*lastPass) < netpass.Every {
+		return false
+	}
 	r.passes.Add(1)
 	runtime.UnlockOSThread()
 	if netpass.Pass() != nil {
 		runtime.Gosched()
 	}
 	runtime.LockOSThread()
+	*lastPass = time.Now()
+	return true
 }
 
 // sleep waits until the epoll set has events, or for sleepLimit, and
