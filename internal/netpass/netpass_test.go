@@ -39,12 +39,8 @@ func TestPass(t *testing.T) {
 		if _, err := b.Write([]byte{1}); err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
 		if err := Pass(); err != nil {
 			t.Fatal(err)
-		}
-		if d := time.Since(start); d > 50*time.Millisecond {
-			t.Fatalf("pass %d took %v", i, d)
 		}
 		for range 3 {
 			runtime.Gosched()
