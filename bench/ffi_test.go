@@ -10,10 +10,11 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
-// BenchmarkCall compares the three ways to call the same trivial C function
+// BenchmarkCall compares the ways to call the same trivial C function
 // (long f(long, long, long), from a library built from internal/ffi's test
-// fixture): rdmapool's ffi.Call3, purego.SyscallN, and cgo (only in a
-// CGO_ENABLED=1 build: make bench-ffi).
+// fixture): rdmapool's ffi.Call3 (through runtime.cgocall) and ffi.Direct3
+// (the data path's), purego.SyscallN, and cgo (only in a CGO_ENABLED=1
+// build: make bench-ffi).
 func BenchmarkCall(b *testing.B) {
 	testutil.CC(b)
 	lib := testutil.BuildSharedLib(b, "libfixture.so", "../internal/ffi/testdata/fixture.c")
@@ -30,6 +31,12 @@ func BenchmarkCall(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			sink += ffi.Call3(add3, uintptr(i), 2, 3)
+		}
+	})
+	b.Run("impl=ffi.Direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			sink += ffi.Direct3(add3, uintptr(i), 2, 3)
 		}
 	})
 	b.Run("impl=purego.SyscallN", func(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 )
 
 type fixture struct {
-	add3, sum6, noop, fail uintptr
+	add3, sum6, noop, fail, stack uintptr
 }
 
 var (
@@ -42,7 +42,8 @@ func loadFixture(tb testing.TB) fixture {
 			}
 			return p
 		}
-		fix = fixture{sym("rdmapool_fixture_add3"), sym("rdmapool_fixture_sum6"), sym("rdmapool_fixture_noop"), sym("rdmapool_fixture_fail")}
+		fix = fixture{sym("rdmapool_fixture_add3"), sym("rdmapool_fixture_sum6"), sym("rdmapool_fixture_noop"), sym("rdmapool_fixture_fail"),
+			sym("rdmapool_fixture_stack")}
 		libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
 		if err != nil {
 			fixErr = err
@@ -117,8 +118,9 @@ func TestCallsDoNotAllocate(t *testing.T) {
 	}
 }
 
-// BenchmarkCall3 compares the three ways to make the same call to the same
-// trivial C function: ours, purego.SyscallN and cgo (only with CGO_ENABLED=1).
+// BenchmarkCall3 compares the ways to make the same call to the same
+// trivial C function: ours (through runtime.cgocall, and direct),
+// purego.SyscallN and cgo (only with CGO_ENABLED=1).
 // Compare them within one run; benchstat or the ratio of ns/op.
 func BenchmarkCall3(b *testing.B) {
 	f := loadFixture(b)
@@ -127,6 +129,14 @@ func BenchmarkCall3(b *testing.B) {
 		var s uintptr
 		for i := 0; b.Loop(); i++ {
 			s += ffi.Call3(f.add3, uintptr(i), 2, 3)
+		}
+		sink = s
+	})
+	b.Run("impl=ffi.Direct", func(b *testing.B) {
+		b.ReportAllocs()
+		var s uintptr
+		for i := 0; b.Loop(); i++ {
+			s += ffi.Direct3(f.add3, uintptr(i), 2, 3)
 		}
 		sink = s
 	})
@@ -153,3 +163,33 @@ func BenchmarkCall3(b *testing.B) {
 }
 
 var sink uintptr
+
+// BenchmarkCallLibc makes the cgocall and direct calls of BenchmarkCall3 to
+// libc's labs, so that it runs where there is no C compiler for the fixture
+// (the soft-RoCE VM, where emulation makes the difference larger).
+func BenchmarkCallLibc(b *testing.B) {
+	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
+	if err != nil {
+		b.Fatal(err)
+	}
+	labs, err := purego.Dlsym(h, "labs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("impl=ffi", func(b *testing.B) {
+		b.ReportAllocs()
+		var s uintptr
+		for i := 0; b.Loop(); i++ {
+			s += ffi.Call3(labs, uintptr(i), 0, 0)
+		}
+		sink = s
+	})
+	b.Run("impl=ffi.Direct", func(b *testing.B) {
+		b.ReportAllocs()
+		var s uintptr
+		for i := 0; b.Loop(); i++ {
+			s += ffi.Direct3(labs, uintptr(i), 0, 0)
+		}
+		sink = s
+	})
+}

@@ -37,3 +37,17 @@ done:
 	POPQ BX
 	POPQ BP
 	RET
+
+// func callOn(f *frame, stack uintptr)
+//
+// callOn switches to the C stack whose 16-byte aligned top is stack, calls
+// the trampoline with f there, and switches back. Nothing of Go runs on the
+// C stack: the caller is pinned to its P and C cannot be preempted.
+TEXT ·callOn(SB), NOSPLIT, $0-16
+	MOVQ f+0(FP), DI
+	MOVQ stack+8(FP), AX
+	MOVQ SP, R12         // callee-saved in C, and the trampoline restores it
+	MOVQ AX, SP
+	CALL trampoline<>(SB)
+	MOVQ R12, SP
+	RET

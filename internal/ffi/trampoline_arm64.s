@@ -34,3 +34,17 @@ done:
 	LDP  0(RSP), (R29, R30)
 	ADD  $32, RSP
 	RET
+
+// func callOn(f *frame, stack uintptr)
+//
+// callOn switches to the C stack whose 16-byte aligned top is stack, calls
+// the trampoline with f there, and switches back. Nothing of Go runs on the
+// C stack: the caller is pinned to its P and C cannot be preempted.
+TEXT ·callOn(SB), NOSPLIT, $0-16
+	MOVD f+0(FP), R0
+	MOVD stack+8(FP), R1
+	MOVD RSP, R20        // callee-saved in C (AAPCS64)
+	MOVD R1, RSP
+	BL   trampoline<>(SB)
+	MOVD R20, RSP
+	RET

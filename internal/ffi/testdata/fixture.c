@@ -16,3 +16,16 @@ long rdmapool_fixture_fail(long e)
 	errno = (int)e;
 	return -1;
 }
+
+/* Uses n bytes of stack and returns the sum of the bytes it wrote there. */
+long rdmapool_fixture_stack(long n)
+{
+	volatile unsigned char buf[n];
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		buf[i] = (unsigned char)i;
+	for (long i = 0; i < n; i++)
+		s += buf[i];
+	return s;
+}
