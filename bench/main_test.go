@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(echoEnv); v != "" {
 		os.Exit(echoServer(v))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	qp.WriteStages(os.Stderr, "client") // only with -tags rdmapool_stages
+	os.Exit(code)
 }
 
 func echoServer(mode string) int {
@@ -47,6 +49,7 @@ func echoServer(mode string) int {
 	for {
 		c, err := l.Accept()
 		if err != nil {
+			qp.WriteStages(os.Stderr, "server") // only with -tags rdmapool_stages
 			return 0
 		}
 		go func() {

@@ -45,6 +45,7 @@ type Conn struct {
 	reactor *cq.Reactor
 	reg     cq.Registration
 	h       *completions
+	marks   readMarks // stage timings (stages.go)
 	local   Addr
 	remote  Addr
 
@@ -264,6 +265,10 @@ func (c *Conn) terminal() error {
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	if StagesEnabled {
+		c.marks.begin()
+		defer c.marks.end()
+	}
 	b, err := c.readable()
 	if err != nil {
 		return 0, err
@@ -351,6 +356,9 @@ func (c *Conn) consume(n int) error {
 
 // Write writes p, splitting it across the peer's re-arms as needed.
 func (c *Conn) Write(p []byte) (int, error) {
+	if StagesEnabled {
+		defer stageWrite.since(stageNow())
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	written := 0

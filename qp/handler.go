@@ -40,9 +40,22 @@ func (c *Conn) pollInline() bool {
 	if c.closing.Load() {
 		return false
 	}
+	var t0 int64
+	if StagesEnabled {
+		t0 = stageNow()
+	}
 	n := verbs.PollCQ(c.res.ops, c.res.cq, inlineBatch, h.wcs)
 	if n <= 0 {
+		if StagesEnabled {
+			stagePollMiss.since(t0)
+		}
 		return false
+	}
+	if StagesEnabled {
+		t1 := stageNow()
+		stagePollHit.record(t1 - t0)
+		c.marks.polled(t1)
+		defer stageHandle.since(t1)
 	}
 	c.handleCompletions(unsafeptr.Slice[cq.Completion](h.wcs, n))
 	return true

@@ -125,7 +125,15 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 	if signaled {
 		wr.SendFlags = verbs.SendSignaled
 	}
-	if errno := verbs.PostSend(r.ops, r.qp, r.scratch+offSendWR, r.scratch+offBadWR); errno != 0 {
+	var t0 int64
+	if StagesEnabled {
+		t0 = stageNow()
+	}
+	errno := verbs.PostSend(r.ops, r.qp, r.scratch+offSendWR, r.scratch+offBadWR)
+	if StagesEnabled {
+		stagePostSend.since(t0)
+	}
+	if errno != 0 {
 		return &verbs.CallError{Func: "ibv_post_send", Errno: errno}
 	}
 	return nil

@@ -1,0 +1,58 @@
+package qp
+
+import "sync/atomic"
+
+// Stage timings: where a round trip's time goes inside this package. Built
+// with -tags rdmapool_stages, qp times each stage below (a clock read at each
+// end; one histogram per stage, behind a lock) and WriteStages prints their
+// percentiles; built without, the hooks compile to nothing
+// (StagesEnabled is false). docs/benchmarks.md has a run of it.
+
+// A stage is one timed step of the data path.
+type stage int
+
+const (
+	stageWrite        stage = iota // Conn.Write, call to return
+	stagePostSend                  // one ibv_post_send call
+	stagePollHit                   // an inline ibv_poll_cq that found completions
+	stagePollMiss                  // an inline ibv_poll_cq that found none
+	stageHandle                    // handling a batch of completions polled inline
+	stageWait                      // Conn.Read: call to the inline poll that found its data
+	stageDetectReturn              // that poll to Read's return
+	numStages
+)
+
+var stageNames = [numStages]string{
+	stageWrite:        "Write",
+	stagePostSend:     "ibv_post_send",
+	stagePollHit:      "ibv_poll_cq, hit",
+	stagePollMiss:     "ibv_poll_cq, miss",
+	stageHandle:       "completions handled",
+	stageWait:         "Read: call to data found",
+	stageDetectReturn: "Read: data found to return",
+}
+
+// since records the time from t0 (a stageNow) to now.
+func (s stage) since(t0 int64) { s.record(stageNow() - t0) }
+
+// readMarks are a Read's times: its call, and the inline poll that found
+// its data (0 until then; set by whichever goroutine polled).
+type readMarks struct {
+	call  int64
+	found atomic.Int64
+}
+
+func (m *readMarks) begin() {
+	m.call = stageNow()
+	m.found.Store(0)
+}
+
+// polled notes a poll at t that found completions, the first since begin.
+func (m *readMarks) polled(t int64) { m.found.CompareAndSwap(0, t) }
+
+func (m *readMarks) end() {
+	if found := m.found.Load(); found != 0 {
+		stageWait.record(found - m.call)
+		stageDetectReturn.since(found)
+	}
+}
