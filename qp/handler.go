@@ -21,7 +21,7 @@ type completions struct {
 
 const inlineBatch = 16
 
-func (h *completions) HandleCompletions(wcs []cq.Completion) { h.c.handleCompletions(wcs) }
+func (h *completions) HandleCompletions(wcs []cq.Completion) { h.c.handleCompletions(wcs, true) }
 func (h *completions) HandleCQError(err error)               { h.c.fail(err) }
 func (h *completions) TryLock() bool                         { return h.mu.TryLock() }
 func (h *completions) Unlock()                               { h.mu.Unlock() }
@@ -37,7 +37,7 @@ func (c *Conn) pollInline() bool {
 		return false
 	}
 	defer h.mu.Unlock()
-	if c.closing.Load() {
+	if c.closing.Load() || !c.postPendingRecvs() {
 		return false
 	}
 	var t0 int64
@@ -57,19 +57,39 @@ func (c *Conn) pollInline() bool {
 		c.marks.polled(t1)
 		defer stageHandle.since(t1)
 	}
-	c.handleCompletions(unsafeptr.Slice[cq.Completion](h.wcs, n))
+	c.handleCompletions(unsafeptr.Slice[cq.Completion](h.wcs, n), false)
+	return true
+}
+
+// postPendingRecvs re-posts the receives that the last inline handling
+// consumed (c.h locked); it reports false if that failed, which fails the
+// connection.
+func (c *Conn) postPendingRecvs() bool {
+	if len(c.repost) == 0 {
+		return true
+	}
+	err := c.res.postRecvs(c.repost, c.recvWRID)
+	c.repost = c.repost[:0]
+	if err != nil {
+		c.fail(err)
+		return false
+	}
 	return true
 }
 
 // handleCompletions accounts send completions, applies received control
-// messages and data, and re-posts every consumed receive at once as one
-// chain. It runs with c.h's lock held, on the reactor goroutine or in
-// pollInline, and never blocks.
-func (c *Conn) handleCompletions(wcs []cq.Completion) {
+// messages and data, and collects the consumed receives in c.repost, to be
+// re-posted as one chain. The reactor re-posts them at once (repostNow). An
+// inline poll leaves them for its next poll (postPendingRecvs), so that the
+// ibv_post_recv is not between a message's arrival and its reader: with
+// 1024 receives posted, at most one batch (inlineBatch) waits, and a
+// peer that found none posted would retry (rnr_retry 7, without end). It
+// runs with c.h's lock held, on the reactor goroutine or in pollInline,
+// and never blocks.
+func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	if c.closing.Load() {
 		return // flushed work requests of a connection going away
 	}
-	c.repost = c.repost[:0]
 	sent, received := false, false
 	for i := range wcs {
 		wc := &wcs[i]
@@ -125,8 +145,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion) {
 		}
 		c.repost = append(c.repost, slot)
 	}
-	if err := c.res.postRecvs(c.repost, c.recvWRID); err != nil {
-		c.fail(err)
+	if repostNow && !c.postPendingRecvs() {
 		return
 	}
 	if received {
