@@ -13,6 +13,12 @@ const (
 	sendSlots = 1024 // command-buffer slots 1024..2047: control SENDs
 	sqDepth   = 1024 // max_send_wr
 
+	// inlineAsk is the max_inline_data asked of the provider: writes up
+	// to what it grants are posted IBV_SEND_INLINE, their bytes copied
+	// into the work request at post time, so the NIC (or soft-RoCE's
+	// kernel side) need not read them from registered memory afterwards.
+	inlineAsk = 256
+
 	// Off-heap scratch for work requests: every receive WR and its SGE
 	// (one per command slot, so a batch of slots is re-posted as one
 	// chain), one send WR and SGE (posting is serialised), a bad-WR slot.
@@ -40,6 +46,7 @@ type resources struct {
 	tx      *mr.SendRing // staging for writes into the peer's receive buffer
 	scratch uintptr
 	device  string // the device's name, for removals (removal.go)
+	inline  uint32 // max_inline_data the provider granted
 }
 
 func newResources(t *verbs.Table, id uintptr, rxSize int) (r *resources, err error) {
@@ -65,10 +72,17 @@ func newResources(t *verbs.Table, id uintptr, rxSize int) (r *resources, err err
 	if err != nil {
 		return nil, err
 	}
-	attr.SendCQ, attr.RecvCQ = r.cq, r.cq
-	attr.Cap = verbs.QPCap{MaxSendWR: sqDepth, MaxRecvWR: recvSlots, MaxSendSGE: 1, MaxRecvSGE: 1}
-	attr.QPType = verbs.QPTypeRC
-	err = t.CreateQP(id, r.pd, ap)
+	// A provider that cannot inline inlineAsk bytes may refuse the QP;
+	// then it is created without inline sends.
+	for _, ask := range []uint32{inlineAsk, 0} {
+		*attr = verbs.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, QPType: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: sqDepth, MaxRecvWR: recvSlots, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: ask}}
+		if err = t.CreateQP(id, r.pd, ap); err == nil {
+			// rdma_create_qp writes back the caps the provider granted.
+			r.inline = attr.Cap.MaxInlineData
+			break
+		}
+	}
 	t.Free(ap)
 	if err != nil {
 		return nil, err
@@ -124,6 +138,9 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 		ImmData: imm, RemoteAddr: remote, RKey: rkey}
 	if signaled {
 		wr.SendFlags = verbs.SendSignaled
+	}
+	if n <= r.inline {
+		wr.SendFlags |= verbs.SendInline
 	}
 	var t0 int64
 	if StagesEnabled {
