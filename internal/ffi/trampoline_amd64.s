@@ -2,11 +2,12 @@
 
 #include "textflag.h"
 
-// trampoline is entered from runtime.asmcgocall on the system stack, with the
-// address of a frame (see ffi.go) in DI and the stack aligned as the C ABI wants
-// at a call site plus the return address. It calls frame.fn with frame.args in
-// the System V argument registers, stores RAX in frame.r1 and, when
-// frame.errnoF is set, the int at *errnoF() in frame.errno.
+// trampoline is entered from runtime.asmcgocall on the system stack, or from
+// callOn on a direct call's C stack, with the address of a frame (see ffi.go)
+// in DI and the stack aligned as the C ABI wants at a call site plus the
+// return address. It calls frame.fn with frame.args in the System V argument
+// registers, stores RAX in frame.r1 and, when frame.errnoF is set, the int at
+// *errnoF() in frame.errno.
 GLOBL ·trampolineABI0(SB), NOPTR|RODATA, $8
 DATA ·trampolineABI0(SB)/8, $trampoline<>(SB)
 

@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// trampoline is entered from runtime.asmcgocall on the system stack with the
-// address of a frame (see ffi.go) in R0. It calls frame.fn with frame.args in
-// R0-R5 (AAPCS64), stores R0 in frame.r1 and, when frame.errnoF is set, the int
-// at *errnoF() in frame.errno.
+// trampoline is entered from runtime.asmcgocall on the system stack, or from
+// callOn on a direct call's C stack, with the address of a frame (see ffi.go)
+// in R0. It calls frame.fn with frame.args in R0-R5 (AAPCS64), stores R0 in
+// frame.r1 and, when frame.errnoF is set, the int at *errnoF() in frame.errno.
 GLOBL ·trampolineABI0(SB), NOPTR|RODATA, $8
 DATA ·trampolineABI0(SB)/8, $trampoline<>(SB)
 
