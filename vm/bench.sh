@@ -10,12 +10,13 @@
 # The clock: perftest times with the CPU's cycle counter (rdtsc), which costs
 # nanoseconds whatever the kernel's clocksource. Go reads the kernel's
 # clocksource, and in this VM the kernel does not trust the emulated TSC and
-# falls back to an emulated HPET, 2.2 us a read and no vDSO: a cost only our
-# side of the comparison pays (a read inside every timed round trip, more in
-# the spinning reader) and that no machine with an RDMA NIC has. So the VM
-# boots with tsc=reliable and the figures above are taken on the TSC
-# clocksource; then perftest and our 64-byte RDMA round trip run again on
-# the HPET, in the same boot, and the report shows both.
+# falls back to an emulated HPET, 2.2 us a read and no vDSO: a cost inside
+# every round trip we time and in the spinning reader, which no machine with
+# an RDMA NIC has. (The kernel's rxe path reads the clock too, so perftest
+# is slower on the HPET as well.) So the VM boots with tsc=reliable and the
+# figures above are taken on the TSC clocksource; then perftest and our
+# 64-byte RDMA round trip run again on the HPET, in the same boot, and the
+# report shows both.
 #
 # usage: vm/bench.sh [--out DIR] [--count N] [--benchtime D]
 set -euo pipefail
