@@ -46,8 +46,9 @@ step "linux/arm64: the C call path under qemu-user"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 GOARCH=arm64 go test -c -o "$tmp/ffi-arm64.test" ./internal/ffi
-(cd internal/ffi && CC=aarch64-linux-gnu-gcc qemu-aarch64-static -L /usr/aarch64-linux-gnu \
-	"$tmp/ffi-arm64.test" -test.count=1 -test.v)
+(cd internal/ffi && CC=aarch64-linux-gnu-gcc \
+	RDMAPOOL_TEST_EXEC_WRAPPER="qemu-aarch64-static -L /usr/aarch64-linux-gnu" \
+	qemu-aarch64-static -L /usr/aarch64-linux-gnu "$tmp/ffi-arm64.test" -test.count=1 -test.v)
 
 step "soft-RoCE VM tests"
 vm/test.sh
