@@ -17,7 +17,7 @@ const (
 	stagePollHit                   // an inline ibv_poll_cq that found completions
 	stagePollMiss                  // an inline ibv_poll_cq that found none
 	stageHandle                    // handling a batch of completions polled inline
-	stageWait                      // Conn.Read: call to the inline poll that found its data
+	stageWait                      // Conn.Read: call to the first inline poll after it that found completions
 	stageDetectReturn              // that poll to Read's return
 	numStages
 )
@@ -35,8 +35,11 @@ var stageNames = [numStages]string{
 // since records the time from t0 (a stageNow) to now.
 func (s stage) since(t0 int64) { s.record(stageNow() - t0) }
 
-// readMarks are a Read's times: its call, and the inline poll that found
-// its data (0 until then; set by whichever goroutine polled).
+// readMarks are a Read's times: its call, and the first inline poll after
+// it that found completions (0 until then; set by whichever goroutine
+// polled). That poll normally brings the Read's data; now and then it finds
+// only a send completion (one WR in 128 is signaled), which makes that
+// sample's wait shorter and its return longer.
 type readMarks struct {
 	call  int64
 	found atomic.Int64
