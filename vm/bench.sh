@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Runs the RDMA benchmarks in the soft-RoCE VM beside perftest, in one boot:
-# perftest's ib_write_lat and ib_send_lat (the C reference) on rxe0, then
-# the bench/ suite over the same device (connection round trips and
-# pipelined throughput over RDMA and TCP, each against an echo server in
-# another process as perftest's server is, ring operations, the pool), and
-# prints our figures as ratios to the reference. Results go to OUT (default out/):
-# bench-rxe.json and bench-rxe.md, plus the raw console log.
+# perftest's ib_write_lat and ib_send_lat (the C reference) on rxe0 and our
+# 64-byte RDMA round trip, taken in turns for ROUNDS rounds, each round's
+# round trip a ratio to that round's perftest; then the rest of the bench/
+# suite over the same device (round trips and pipelined throughput over
+# RDMA and TCP, each against an echo server in another process as
+# perftest's server is, ring operations, the pool). The figure reported is
+# the median of the rounds' ratios: the emulator's speed drifts within a
+# boot (one boot's round trips went from 32 to 43 us), and a reference
+# taken minutes before the figure it divides would carry that drift into
+# the ratio. Results go to OUT (default out/): bench-rxe.json and
+# bench-rxe.md, plus the raw console log.
 #
 # The clock: perftest times with the CPU's cycle counter (rdtsc), which costs
 # nanoseconds whatever the kernel's clocksource. Go reads the kernel's
@@ -18,17 +23,18 @@
 # 64-byte RDMA round trip run again on the HPET, in the same boot, and the
 # report shows both.
 #
-# usage: vm/bench.sh [--out DIR] [--count N] [--benchtime D]
+# usage: vm/bench.sh [--out DIR] [--rounds N] [--count N] [--benchtime D]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=out count=3 benchtime=2s
+out=out rounds=5 count=3 benchtime=2s
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
 	--benchtime) benchtime=$2; shift 2 ;;
-	*) echo "usage: $0 [--out DIR] [--count N] [--benchtime D]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--out DIR] [--rounds N] [--count N] [--benchtime D]" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
@@ -41,7 +47,7 @@ set -u
 perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages
 	\$1 -d rxe0 -s 64 -n 5000 >/tmp/\$1.server 2>&1 &
 	sleep 2
-	echo "=== \$1 \$cs"
+	echo "=== \$1 \$cs\${tag:+ \$tag}"
 	\$1 -d rxe0 -s 64 -n 5000 10.99.0.1 | grep -E '^ *64 '
 	wait
 }
@@ -52,21 +58,28 @@ clock() { # clock NAME: switch the kernel's clocksource; fails if it has none su
 }
 echo "clocksources: \$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
 clock tsc || { echo "bench-rxe: no tsc clocksource in the VM" >&2; exit 1; }
-perf ib_write_lat
-perf ib_send_lat
+rt='ConnRoundTrip/transport=rdma/size=64\$'
+for r in \$(seq 1 $rounds); do
+	tag=round\$r
+	perf ib_write_lat
+	perf ib_send_lat
+	echo "=== rdmapool tsc round\$r"
+	./bench.test -test.run '^\$' -test.bench "\$rt" -test.benchtime $benchtime -test.count 1 -test.benchmem
+done
+tag=
 echo "=== rdmapool tsc"
 ./bench.test -test.run '^\$' -test.bench 'Conn|Ring|PoolGetPut' -test.benchtime $benchtime -test.count $count -test.benchmem
 if clock hpet; then
 	perf ib_write_lat
 	perf ib_send_lat
 	echo "=== rdmapool hpet"
-	./bench.test -test.run '^\$' -test.bench 'ConnRoundTrip/transport=rdma/size=64' -test.benchtime $benchtime -test.count $count -test.benchmem
+	./bench.test -test.run '^\$' -test.bench "\$rt" -test.benchtime $benchtime -test.count $count -test.benchmem
 fi
 echo "=== end"
 SCRIPT
 
 log="$out/bench-rxe.log"
-vm/run.sh --bin "$bin" --log "$log" --timeout 1200 --append tsc=reliable -- sh run-bench.sh
+vm/run.sh --bin "$bin" --log "$log" --timeout 1800 --append tsc=reliable -- sh run-bench.sh
 
 # section NAME: the log's lines between "=== NAME" and the next "===".
 section() { tr -d '\r' <"$log" | awk -v t="=== $1" '$0 == t {f=1; next} /^===/ {f=0} f'; }
@@ -77,31 +90,45 @@ med() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 field() { # field SECTION REGEX UNIT: the values before UNIT on result lines whose name matches REGEX
 	section "$1" | awk -v b="$2" -v u="$3" '$1 ~ ("^" b "$") {for (i = 2; i <= NF; i++) if ($i == u) print $(i-1)}'
 }
-wlat=$(typ "ib_write_lat tsc")
-slat=$(typ "ib_send_lat tsc")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / (2 * b)}'; } # ratio RT ONEWAY
 rt='BenchmarkConnRoundTrip/transport=rdma/size=64-[0-9]+'
+# The rounds: each one's perftest and round trip, and the ratio between them.
+rows="" rws="" rss="" wlats="" slats="" p50s=""
+for r in $(seq 1 "$rounds"); do
+	w=$(typ "ib_write_lat tsc round$r")
+	sl=$(typ "ib_send_lat tsc round$r")
+	p=$(field "rdmapool tsc round$r" "$rt" p50-µs | med)
+	if [ -z "$w" ] || [ -z "$sl" ] || [ -z "$p" ]; then
+		echo "bench-rxe: round $r has missing results in $log" >&2
+		exit 1
+	fi
+	rws+="$(ratio "$p" "$w") " rss+="$(ratio "$p" "$sl") "
+	wlats+="$w " slats+="$sl " p50s+="$p "
+	rows+="| $r | $w µs | $sl µs | $p µs | $(ratio "$p" "$w") | $(ratio "$p" "$sl") |"$'\n'
+done
+medof() { tr ' ' '\n' | grep . | med; }
+spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "–" hi}'; }
+rw=$(medof <<<"$rws") rs=$(medof <<<"$rss")
+wlat=$(medof <<<"$wlats") slat=$(medof <<<"$slats") p50=$(medof <<<"$p50s")
+jsonl() { tr ' ' '\n' | grep . | paste -sd, -; }
 S="rdmapool tsc"
-p50=$(field "$S" "$rt" p50-µs | med)
 p99=$(field "$S" "$rt" p99-µs | med)
 allocs=$(field "$S" "$rt" allocs/op | med)
 opss=$(field "$S" 'BenchmarkConnPipelined/transport=rdma-[0-9]+' ops/s | med)
 tcp50=$(field "$S" 'BenchmarkConnRoundTrip/transport=tcp/size=64-[0-9]+' p50-µs | med)
 tcpallocs=$(field "$S" 'BenchmarkConnRoundTrip/transport=tcp/size=64-[0-9]+' allocs/op | med)
 tcpopss=$(field "$S" 'BenchmarkConnPipelined/transport=tcp-[0-9]+' ops/s | med)
+if [ -z "$p99" ] || [ -z "$allocs" ]; then
+	echo "bench-rxe: missing suite results in $log" >&2
+	exit 1
+fi
 # The same round trip and perftest on the HPET (empty when the VM had none).
 hwlat=$(typ "ib_write_lat hpet")
 hslat=$(typ "ib_send_lat hpet")
 hp50=$(field "rdmapool hpet" "$rt" p50-µs | med)
-if [ -z "$wlat" ] || [ -z "$slat" ] || [ -z "$p50" ]; then
-	echo "bench-rxe: missing results in $log" >&2
-	exit 1
-fi
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-rw=$(ratio "$p50" "$(awk -v x="$wlat" 'BEGIN {print 2 * x}')")
-rs=$(ratio "$p50" "$(awk -v x="$slat" 'BEGIN {print 2 * x}')")
 hrw=null
 if [ -n "$hwlat" ] && [ -n "$hp50" ]; then
-	hrw=$(ratio "$hp50" "$(awk -v x="$hwlat" 'BEGIN {print 2 * x}')")
+	hrw=$(ratio "$hp50" "$hwlat")
 fi
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
@@ -110,32 +137,36 @@ cat >"$out/bench-rxe.json" <<JSON
   "date": "$date",
   "machine": "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages",
   "clocksource": "tsc",
+  "rounds": {"ib_write_lat_typical_us": [$(jsonl <<<"$wlats")], "ib_send_lat_typical_us": [$(jsonl <<<"$slats")], "round_trip_p50_us": [$(jsonl <<<"$p50s")], "p50_vs_2x_ib_write_lat": [$(jsonl <<<"$rws")], "p50_vs_2x_ib_send_lat": [$(jsonl <<<"$rss")]},
   "perftest": {"ib_write_lat_typical_us": $wlat, "ib_send_lat_typical_us": $slat},
   "rdmapool": {"round_trip_p50_us": $p50, "round_trip_p99_us": $p99, "allocs_per_op": $allocs, "pipelined_ops_per_s": ${opss:-0}},
   "rdmapool_tcp": {"round_trip_p50_us": ${tcp50:-0}, "allocs_per_op": ${tcpallocs:-0}, "pipelined_ops_per_s": ${tcpopss:-0}},
-  "ratios": {"p50_vs_2x_ib_write_lat": $rw, "p50_vs_2x_ib_send_lat": $rs, "rdma_p50_vs_tcp_p50": $(ratio "$p50" "${tcp50:-$p50}")},
+  "ratios": {"p50_vs_2x_ib_write_lat": $rw, "p50_vs_2x_ib_send_lat": $rs, "rdma_p50_vs_tcp_p50": $(awk -v a="$p50" -v b="${tcp50:-$p50}" 'BEGIN {printf "%.3f", a / b}')},
   "hpet": {"ib_write_lat_typical_us": ${hwlat:-null}, "ib_send_lat_typical_us": ${hslat:-null}, "round_trip_p50_us": ${hp50:-null}, "p50_vs_2x_ib_write_lat": $hrw}
 }
 JSON
 cat >"$out/bench-rxe.md" <<MD
 # RDMA round trip beside perftest ($date)
 
-soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --count $count --benchtime $benchtime\`.
+soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --count $count --benchtime $benchtime\`.
 Clocksource TSC (the VM boots with tsc=reliable; perftest times with rdtsc whatever the clocksource).
 
+Rounds, in turn in one boot (perftest's typical one-way latency; our round trip's p50):
+
+| round | ib_write_lat | ib_send_lat | rdmapool round trip | p50 / (2 × ib_write_lat) | p50 / (2 × ib_send_lat) |
+| --- | --- | --- | --- | --- | --- |
+$rows
 | measure | value |
 | --- | --- |
-| perftest ib_write_lat, typical (one way) | $wlat µs |
-| perftest ib_send_lat, typical (one way) | $slat µs |
-| rdmapool round trip p50 (median of $count runs) | $p50 µs |
-| rdmapool round trip p99 | $p99 µs |
+| **p50 / (2 × ib_write_lat), median of the rounds** | **$rw** ($(spread <<<"$rws")) |
+| **p50 / (2 × ib_send_lat), median of the rounds** | **$rs** ($(spread <<<"$rss")) |
+| rdmapool round trip p50, median of the rounds | $p50 µs |
+| rdmapool round trip p99 (suite, median of $count runs) | $p99 µs |
 | rdmapool allocations per round trip | $allocs |
 | rdmapool pipelined 64 B messages | ${opss:-n/a} per s |
 | rdmapool over TCP (gnet, same VM): round trip p50 | ${tcp50:-n/a} µs |
 | rdmapool over TCP: allocations per round trip | ${tcpallocs:-n/a} |
 | rdmapool over TCP: pipelined 64 B messages | ${tcpopss:-n/a} per s |
-| **p50 / (2 × ib_write_lat)** | **$rw** |
-| **p50 / (2 × ib_send_lat)** | **$rs** |
 | on the HPET clocksource, same boot: ib_write_lat / ib_send_lat typical | ${hwlat:-n/a} / ${hslat:-n/a} µs |
 | on the HPET: rdmapool round trip p50 | ${hp50:-n/a} µs |
 | on the HPET: p50 / (2 × ib_write_lat) | $hrw |
