@@ -19,10 +19,15 @@ const echoEnv = "RDMAPOOL_BENCH_ECHO"
 
 func TestMain(m *testing.M) {
 	if v := os.Getenv(echoEnv); v != "" {
-		os.Exit(echoServer(v))
+		code := echoServer(v)
+		saveTimeline() // only with -tags rdmapool_stages
+		os.Exit(code)
 	}
+	cleanup := startTimeline()
 	code := m.Run()
 	qp.WriteStages(os.Stderr, "client") // only with -tags rdmapool_stages
+	writeTimeline(os.Stderr)
+	cleanup()
 	os.Exit(code)
 }
 

@@ -139,6 +139,9 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 				return
 			}
 			received = true
+			if StagesEnabled {
+				timelineFound(stageNow())
+			}
 		default:
 			c.fail(&ProtocolError{What: fmt.Sprintf("unexpected receive completion opcode %d", wc.Opcode)})
 			return

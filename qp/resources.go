@@ -148,7 +148,11 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 	}
 	errno := verbs.PostSend(r.ops, r.qp, r.scratch+offSendWR, r.scratch+offBadWR)
 	if StagesEnabled {
-		stagePostSend.since(t0)
+		t1 := stageNow()
+		stagePostSend.record(t1 - t0)
+		if opcode == opcodeWrite {
+			timelinePost(t0, t1)
+		}
 	}
 	if errno != 0 {
 		return &verbs.CallError{Func: "ibv_post_send", Errno: errno}

@@ -5,8 +5,11 @@ import "sync/atomic"
 // Stage timings: where a round trip's time goes inside this package. Built
 // with -tags rdmapool_stages, qp times each stage below (a clock read at each
 // end; one histogram per stage, behind a lock) and WriteStages prints their
-// percentiles; built without, the hooks compile to nothing
-// (StagesEnabled is false). docs/benchmarks.md has a run of it.
+// percentiles; it also stamps each data message's handling and post, and
+// Timeline returns the stamps, which line up between a client and its
+// server (package bench puts them together). Built without, the hooks
+// compile to nothing (StagesEnabled is false). docs/benchmarks.md has a run
+// of it.
 
 // A stage is one timed step of the data path.
 type stage int

@@ -14,3 +14,10 @@ func (stage) record(int64) {}
 
 // WriteStages prints nothing in a build without -tags rdmapool_stages.
 func WriteStages(w io.Writer, who string) {}
+
+func timelineFound(int64) {}
+
+func timelinePost(int64, int64) {}
+
+// Timeline returns nothing in a build without -tags rdmapool_stages.
+func Timeline() (found, postStart, postEnd []int64) { return nil, nil, nil }

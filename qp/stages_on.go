@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+	_ "unsafe" // for go:linkname
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -14,10 +16,13 @@ import (
 // StagesEnabled reports whether this build times the data path's stages.
 const StagesEnabled = true
 
-var stageStart = time.Now()
-
-// stageNow is the clock the stages are timed with, in nanoseconds.
-func stageNow() int64 { return int64(time.Since(stageStart)) }
+// stageNow is the clock the stages are timed with: the runtime's monotonic
+// clock (CLOCK_MONOTONIC, read through the vDSO), in nanoseconds, which
+// processes on one machine share, so that the timelines of a client and
+// its server line up.
+//
+//go:linkname stageNow runtime.nanotime
+func stageNow() int64
 
 var stageHists [numStages]struct {
 	mu sync.Mutex
@@ -47,4 +52,41 @@ func WriteStages(w io.Writer, who string) {
 		}
 		sh.mu.Unlock()
 	}
+}
+
+// timelineCap bounds the messages a timeline keeps: the first so many.
+const timelineCap = 1 << 18
+
+// timeline holds the stamps of the process's data messages, in order
+// (every connection's, so that it means something with one connection).
+// Each stamp is written once, at an index taken atomically, and read by
+// Timeline after the traffic has stopped.
+var timeline struct {
+	found, postStart, postEnd [timelineCap]int64
+	nFound, nPost             atomic.Int64
+}
+
+func timelineFound(t int64) {
+	if i := timeline.nFound.Add(1) - 1; i < timelineCap {
+		timeline.found[i] = t
+	}
+}
+
+func timelinePost(start, end int64) {
+	if i := timeline.nPost.Add(1) - 1; i < timelineCap {
+		timeline.postStart[i], timeline.postEnd[i] = start, end
+	}
+}
+
+// Timeline returns, for the process's data messages in order (the first
+// 262144), when each received one was handled and when the post of each
+// sent one began and ended: monotonic-clock nanoseconds, comparable
+// between processes on one machine. Call it once the traffic has stopped.
+// A build without -tags rdmapool_stages returns nothing.
+func Timeline() (found, postStart, postEnd []int64) {
+	nf := min(timeline.nFound.Load(), timelineCap)
+	np := min(timeline.nPost.Load(), timelineCap)
+	return append([]int64(nil), timeline.found[:nf]...),
+		append([]int64(nil), timeline.postStart[:np]...),
+		append([]int64(nil), timeline.postEnd[:np]...)
 }

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// The round trip's legs, from both processes' stamps (qp.Timeline), in a
+// build with -tags rdmapool_stages: the client makes a directory and names
+// it in timelineEnv; the echo server saves its stamps there when it exits,
+// and the client puts them beside its own.
+const timelineEnv = "RDMAPOOL_BENCH_TIMELINE"
+
+// timelineWarmup is how many messages at the start the legs leave out.
+const timelineWarmup = 1000
+
+// startTimeline makes the directory the echo servers save their stamps in.
+func startTimeline() (cleanup func()) {
+	if !qp.StagesEnabled {
+		return func() {}
+	}
+	dir, err := os.MkdirTemp("", "rdmapool-timeline")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "timeline:", err)
+		return func() {}
+	}
+	os.Setenv(timelineEnv, dir)
+	return func() { os.RemoveAll(dir) }
+}
+
+// saveTimeline saves an echo server's stamps, if the client asked for them.
+func saveTimeline() {
+	dir := os.Getenv(timelineEnv)
+	if !qp.StagesEnabled || dir == "" {
+		return
+	}
+	found, start, end := qp.Timeline()
+	f, err := os.Create(filepath.Join(dir, "server"))
+	if err == nil {
+		for _, s := range [][]int64{found, start, end} {
+			binary.Write(f, binary.LittleEndian, int64(len(s)))
+			binary.Write(f, binary.LittleEndian, s)
+		}
+		err = f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "timeline:", err)
+	}
+}
+
+func loadTimeline(path string) (stamps [3][]int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return stamps, err
+	}
+	defer f.Close()
+	for i := range stamps {
+		var n int64
+		if err := binary.Read(f, binary.LittleEndian, &n); err != nil {
+			return stamps, err
+		}
+		stamps[i] = make([]int64, n)
+		if err := binary.Read(f, binary.LittleEndian, stamps[i]); err != nil {
+			return stamps, err
+		}
+	}
+	return stamps, nil
+}
+
+// writeTimeline prints the medians of the round trip's legs: message k
+// goes from the client's post to the server's handling of it, the server's
+// echo of it from its post to the client's handling, and the client's next
+// post follows. It needs one RDMA connection in the run (one benchmark):
+// with more, the client's stamps run on across connections and no longer
+// match the last server's, and it says so.
+func writeTimeline(w io.Writer) {
+	dir := os.Getenv(timelineEnv)
+	if !qp.StagesEnabled || dir == "" {
+		return
+	}
+	srv, err := loadTimeline(filepath.Join(dir, "server"))
+	if err != nil {
+		if !os.IsNotExist(err) {
+			fmt.Fprintln(w, "timeline:", err)
+		}
+		return
+	}
+	cFound, cStart, cEnd := qp.Timeline()
+	sFound, sStart, sEnd := srv[0], srv[1], srv[2]
+	n := min(len(cFound), len(cStart)-1, len(sFound), len(sStart))
+	if max(len(cFound), len(cStart), len(sFound), len(sStart))-n > 1 || n <= timelineWarmup {
+		fmt.Fprintf(w, "timeline: not put together: %d and %d messages handled, %d and %d posted by the client and the server (it needs one RDMA benchmark in the run, of more than %d round trips)\n",
+			len(cFound), len(sFound), len(cStart), len(sStart), timelineWarmup)
+		return
+	}
+	legs := []struct {
+		name string
+		d    func(k int) int64
+	}{
+		{"client post -> server handles it", func(k int) int64 { return sFound[k] - cStart[k] }},
+		{"server handles it -> its post", func(k int) int64 { return sStart[k] - sFound[k] }},
+		{"server post -> client handles the echo", func(k int) int64 { return cFound[k] - sStart[k] }},
+		{"client handles it -> its next post", func(k int) int64 { return cStart[k+1] - cFound[k] }},
+		{"round trip (post to next post)", func(k int) int64 { return cStart[k+1] - cStart[k] }},
+		{"client ibv_post_send", func(k int) int64 { return cEnd[k] - cStart[k] }},
+		{"server ibv_post_send", func(k int) int64 { return sEnd[k] - sStart[k] }},
+	}
+	fmt.Fprintf(w, "timeline: medians over messages %d to %d\n", timelineWarmup, n)
+	d := make([]int64, 0, n)
+	for _, l := range legs {
+		d = d[:0]
+		for k := timelineWarmup; k < n; k++ {
+			d = append(d, l.d(k))
+		}
+		slices.Sort(d)
+		fmt.Fprintf(w, "timeline %-40s %8.2f µs\n", l.name, float64(d[len(d)/2])/1e3)
+	}
+}
