@@ -9,8 +9,13 @@
 # the median of the rounds' ratios: the emulator's speed drifts within a
 # boot (one boot's round trips went from 32 to 43 us), and a reference
 # taken minutes before the figure it divides would carry that drift into
-# the ratio. Results go to OUT (default out/): bench-rxe.json and
-# bench-rxe.md, plus the raw console log.
+# the ratio. For the same reason perftest runs about as long as our
+# benchmark does (--iters, 100000 round trips: 2-3 s here); the speed also
+# jumps between two levels within a boot (ib_write_lat's typical latency
+# 12.2 us in four rounds of one boot and 16.5 us in the fifth), and 5000
+# round trips, a tenth of a second, can fall within one level where our
+# 2 s see a mix of both. Results go to OUT (default out/): bench-rxe.json and bench-rxe.md,
+# plus the raw console log.
 #
 # The clock: perftest times with the CPU's cycle counter (rdtsc), which costs
 # nanoseconds whatever the kernel's clocksource. Go reads the kernel's
@@ -23,18 +28,19 @@
 # 64-byte RDMA round trip run again on the HPET, in the same boot, and the
 # report shows both.
 #
-# usage: vm/bench.sh [--out DIR] [--rounds N] [--count N] [--benchtime D]
+# usage: vm/bench.sh [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=out rounds=5 count=3 benchtime=2s
+out=out rounds=5 count=3 benchtime=2s iters=100000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
 	--benchtime) benchtime=$2; shift 2 ;;
-	*) echo "usage: $0 [--out DIR] [--rounds N] [--count N] [--benchtime D]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
@@ -45,10 +51,10 @@ CGO_ENABLED=0 go test -c -o "$bin/bench.test" ./bench
 cat >"$bin/run-bench.sh" <<SCRIPT
 set -u
 perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages
-	\$1 -d rxe0 -s 64 -n 5000 >/tmp/\$1.server 2>&1 &
+	\$1 -d rxe0 -s 64 -n $iters >/tmp/\$1.server 2>&1 &
 	sleep 2
 	echo "=== \$1 \$cs\${tag:+ \$tag}"
-	\$1 -d rxe0 -s 64 -n 5000 10.99.0.1 | grep -E '^ *64 '
+	\$1 -d rxe0 -s 64 -n $iters 10.99.0.1 | grep -E '^ *64 '
 	wait
 }
 clock() { # clock NAME: switch the kernel's clocksource; fails if it has none such
@@ -148,7 +154,7 @@ JSON
 cat >"$out/bench-rxe.md" <<MD
 # RDMA round trip beside perftest ($date)
 
-soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --count $count --benchtime $benchtime\`.
+soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --iters $iters --count $count --benchtime $benchtime\`.
 Clocksource TSC (the VM boots with tsc=reliable; perftest times with rdtsc whatever the clocksource).
 
 Rounds, in turn in one boot (perftest's typical one-way latency; our round trip's p50):
