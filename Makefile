@@ -25,8 +25,9 @@ bench:
 bench-ffi:
 	CGO_ENABLED=1 go test -run '^$$' -bench Call3 -benchmem -count 5 ./internal/ffi
 
-# bench-rxe: in one VM boot, perftest's ib_write_lat and ib_send_lat, then our
-# RDMA benchmarks on the same device, as ratios; writes out/bench-rxe.{json,md}.
+# bench-rxe: in one VM boot, perftest's ib_write_lat and ib_send_lat in turns
+# with our RDMA round trip (five rounds, each a ratio), then our other
+# benchmarks on the same device; writes out/bench-rxe.{json,md}.
 bench-rxe:
 	vm/bench.sh
 
