@@ -14,8 +14,8 @@
 # jumps between two levels within a boot (ib_write_lat's typical latency
 # 12.2 us in four rounds of one boot and 16.5 us in the fifth), and 5000
 # round trips, a tenth of a second, can fall within one level where our
-# 2 s see a mix of both. Results go to OUT (default out/): bench-rxe.json and bench-rxe.md,
-# plus the raw console log.
+# 2 s see a mix of both. Results go to OUT (default out/): bench-rxe.json
+# and bench-rxe.md, plus the raw console log.
 #
 # The clock: perftest times with the CPU's cycle counter (rdtsc), which costs
 # nanoseconds whatever the kernel's clocksource. Go reads the kernel's
@@ -42,6 +42,9 @@ while [ $# -gt 0 ]; do
 	--benchtime) benchtime=$2; shift 2 ;;
 	*) echo "usage: $0 [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]" >&2; exit 2 ;;
 	esac
+done
+for n in "$rounds" "$iters" "$count"; do
+	case "$n" in '' | 0 | *[!0-9]*) echo "$0: --rounds, --iters and --count take a number above 0, got '$n'" >&2; exit 2 ;; esac
 done
 mkdir -p "$out"
 bin=$(mktemp -d)
