@@ -110,6 +110,28 @@ func echo(c *qp.Conn) {
 	c.Close()
 }
 
+// checkEcho writes data to c, whose peer echoes it, and reads the echo
+// while the write goes on (a write larger than the peer's buffer waits for
+// the echo to be read), then compares.
+func checkEcho(t *testing.T, c *qp.Conn, data []byte) {
+	t.Helper()
+	werr := make(chan error, 1)
+	go func() {
+		_, err := c.Write(data)
+		werr <- err
+	}()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("size %d: reading the echo: %v", len(data), err)
+	}
+	if err := <-werr; err != nil {
+		t.Fatalf("size %d: %v", len(data), err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("size %d: echoed data differs", len(data))
+	}
+}
+
 func TestDialNoRDMA(t *testing.T) {
 	if rdmatest.Available() {
 		t.Skip("this machine has RDMA; the no-RDMA path is tested on the host")
@@ -184,22 +206,7 @@ func TestEchoOneProc(t *testing.T) {
 	defer cli.Close()
 	cli.SetDeadline(time.Now().Add(60 * time.Second))
 	for _, size := range []int{1, 4 << 10, 1 << 20} {
-		data := randBytes(size, uint64(size))
-		werr := make(chan error, 1)
-		go func() {
-			_, err := cli.Write(data)
-			werr <- err
-		}()
-		got := make([]byte, size)
-		if _, err := io.ReadFull(cli, got); err != nil {
-			t.Fatalf("size %d: reading the echo: %v", size, err)
-		}
-		if err := <-werr; err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, data) {
-			t.Fatalf("size %d: echoed data differs", size)
-		}
+		checkEcho(t, cli, randBytes(size, uint64(size)))
 	}
 	msg, got := make([]byte, 64), make([]byte, 64)
 	for i := range 2000 {
@@ -231,17 +238,7 @@ func TestInlineWrites(t *testing.T) {
 		t.Fatal("the provider granted no inline data; rdmapool asks for 256 bytes")
 	}
 	for _, size := range []int{1, inline - 1, inline, inline + 1, 2 * inline} {
-		data := randBytes(size, uint64(size))
-		if _, err := cli.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]byte, size)
-		if _, err := io.ReadFull(cli, got); err != nil {
-			t.Fatalf("size %d: %v", size, err)
-		}
-		if !bytes.Equal(got, data) {
-			t.Fatalf("size %d: echoed data differs", size)
-		}
+		checkEcho(t, cli, randBytes(size, uint64(size)))
 	}
 }
 
