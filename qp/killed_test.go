@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(childEnv); addr != "" {
 		os.Exit(streamForever(addr))
 	}
+	if mode := os.Getenv(memlockChildEnv); mode != "" {
+		os.Exit(underLowMemlock(mode))
+	}
 	os.Exit(m.Run())
 }
 

@@ -49,8 +49,10 @@ type resources struct {
 	inline  uint32 // max_inline_data the provider granted
 }
 
-func newResources(t *verbs.Table, id uintptr, rxSize int) (r *resources, err error) {
-	r = &resources{t: t, id: id}
+func newResources(t *verbs.Table, id uintptr, rxSize int) (_ *resources, err error) {
+	// r is not the named result, so that "return nil, err" leaves it for
+	// the deferred destroy to free what was created.
+	r := &resources{t: t, id: id}
 	defer func() {
 		if err != nil {
 			r.destroy()
