@@ -34,23 +34,31 @@ func (c *Conn) setErr(err error) {
 	})
 }
 
-// onPeerClosed records a disconnect by the peer: reads drain what arrived,
-// then return io.EOF; writes fail.
+// onPeerClosed records a disconnect by the peer: writes fail; reads drain
+// what arrived, then return io.EOF. What arrived includes completions not
+// yet polled, so reads wait for the flush of the QP (onQPDown), which our
+// answer to the disconnect causes; should it not come, they end after
+// qpDownGrace.
 func (c *Conn) onPeerClosed() {
 	c.peerClosed.Store(true)
 	c.wakeAll()
+	if !c.qpDown.Load() {
+		c.graceOnce.Do(func() { time.AfterFunc(qpDownGrace, c.onQPDown) })
+	}
 }
 
 // qpDownGrace is how long a connection whose QP went down waits for the
-// rdma_cm event that says why, before it takes it as the peer's close.
+// rdma_cm event that says why, before it takes it as the peer's close; and
+// how long one whose peer closed waits for the flush.
 const qpDownGrace = 2 * time.Second
 
 // onQPDown records that the QP went to the error state (flushed work
-// requests) and, if no event explains it in time, treats it as a close by
-// the peer.
+// requests, which come after every other completion of the QP) and, if no
+// event explains it in time, treats it as a close by the peer.
 func (c *Conn) onQPDown() {
 	c.downOnce.Do(func() {
 		c.qpDown.Store(true)
+		c.wakeAll()
 		time.AfterFunc(qpDownGrace, c.onPeerClosed)
 	})
 }

@@ -78,8 +78,9 @@ type Conn struct {
 	// State.
 	established atomic.Bool
 	peerClosed  atomic.Bool
-	qpDown      atomic.Bool // work requests were flushed; the cause is to come
+	qpDown      atomic.Bool // work requests were flushed, so every completion before them was handled
 	downOnce    sync.Once
+	graceOnce   sync.Once // the timer that stands in for a flush that never comes (onPeerClosed)
 	closing     atomic.Bool
 	errOnce     sync.Once
 	err         error         // terminal error, set once before done closes
@@ -319,7 +320,10 @@ func (c *Conn) readable() ([]byte, error) {
 				return b, nil
 			}
 		}
-		if c.peerClosed.Load() {
+		// After the peer's close, data it wrote before may still wait in
+		// the CQ: io.EOF only once the flush of the QP (our answer to the
+		// disconnect) shows that everything before it was handled.
+		if c.peerClosed.Load() && c.qpDown.Load() {
 			return nil, io.EOF
 		}
 		if !c.qpDown.Load() && c.spinPoll(&sp) {

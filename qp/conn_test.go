@@ -482,6 +482,50 @@ func TestPeerCloseMidStream(t *testing.T) {
 	}
 }
 
+// TestPeerCloseBeforeDataHandled: the peer writes and closes, and the
+// disconnect is handled before the data's completion (held back here; in
+// life the reactor may simply not have polled it yet). Read must still
+// return the data, then io.EOF.
+func TestPeerCloseBeforeDataHandled(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1})
+	cli, srv := e.pair()
+	defer srv.Close()
+	release := srv.HoldCompletions()
+	held := true
+	defer func() {
+		if held {
+			release()
+		}
+	}()
+	data := randBytes(1000, 3)
+	if _, err := cli.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	for deadline := time.Now().Add(20 * time.Second); !srv.PeerClosed(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the disconnect")
+		}
+	}
+	type result struct {
+		got []byte
+		err error
+	}
+	res := make(chan result, 1)
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	go func() {
+		got, err := io.ReadAll(srv)
+		res <- result{got, err}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the Read find the disconnect first
+	release()
+	held = false
+	r := <-res
+	if r.err != nil || !bytes.Equal(r.got, data) {
+		t.Fatalf("read %d of %d bytes, err %v", len(r.got), len(data), r.err)
+	}
+}
+
 func TestZeroCopy(t *testing.T) {
 	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
 	cli, srv := e.pair()

@@ -2,3 +2,13 @@ package qp
 
 // InlineCap is the max_inline_data the provider granted c's QP.
 func (c *Conn) InlineCap() uint32 { return c.res.inline }
+
+// HoldCompletions keeps the reactor and inline polls from handling c's
+// completions until the returned function is called.
+func (c *Conn) HoldCompletions() (release func()) {
+	c.h.mu.Lock()
+	return c.h.mu.Unlock
+}
+
+// PeerClosed reports whether c has seen its peer's disconnect.
+func (c *Conn) PeerClosed() bool { return c.peerClosed.Load() }
