@@ -191,7 +191,7 @@ func cmdAuth(c *conn, args [][]byte) {
 			c.addError(msgWrongPass)
 			return
 		}
-		c.authed = true
+		c.authenticate()
 		c.addOK()
 	}
 }
@@ -232,7 +232,7 @@ func cmdHello(c *conn, args [][]byte) {
 			c.addError(msgWrongPass)
 			return
 		}
-		c.authed = true
+		c.authenticate()
 	}
 	if !c.authed {
 		c.addError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")

@@ -16,7 +16,7 @@ type conn struct {
 
 	id       int64
 	proto    int  // 2 or 3, set by HELLO
-	authed   bool // false until AUTH when a password is set
+	authed   bool // false until AUTH when a password is set; see authenticate
 	quit     bool // close after writing the replies (QUIT, a protocol error)
 	name     string
 	libName  string
@@ -38,15 +38,27 @@ const (
 )
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{
-		srv:    s,
-		nc:     nc,
-		rd:     newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
-		out:    make([]byte, 0, 16<<10),
-		id:     s.nextID.Add(1),
-		proto:  2,
-		authed: s.opts.Password == "",
+	c := &conn{
+		srv:   s,
+		nc:    nc,
+		rd:    newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
+		out:   make([]byte, 0, 16<<10),
+		id:    s.nextID.Add(1),
+		proto: 2,
 	}
+	if s.opts.Password == "" {
+		c.authed = true
+	} else {
+		c.rd.setAuthed(false)
+	}
+	return c
+}
+
+// authenticate marks the client as authenticated, which lifts the
+// reader's limits on requests from the next one on.
+func (c *conn) authenticate() {
+	c.authed = true
+	c.rd.setAuthed(true)
 }
 
 // serve runs the connection until the client leaves, an error, or Close.

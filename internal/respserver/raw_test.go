@@ -313,6 +313,58 @@ func TestPassword(t *testing.T) {
 	rc2.expectReply(t, []string{"get", "k"}, "_\r\n")
 }
 
+// TestUnauthenticatedLimits: while a password is set and the client has
+// not authenticated, a multibulk request of more than 10 arguments or with
+// an argument over 16 KiB is a protocol error, as in valkey, so that such a
+// client cannot make the server buffer large requests. AUTH lifts the
+// limits from the next request on, even in the same pipeline.
+func TestUnauthenticatedLimits(t *testing.T) {
+	_, addr := startServer(t, &Options{Password: "secret"})
+	const noauth = "-NOAUTH Authentication required.\r\n"
+	const wrongpass = "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+	for _, tc := range []struct {
+		name, req string
+		before    []string // the replies before the error
+		reply     string
+	}{
+		{"11 arguments", "*11\r\n", []string{noauth}, "unauthenticated multibulk length"},
+		{"bulk of 16385", "*1\r\n$16385\r\n", []string{noauth}, "unauthenticated bulk length"},
+		{"bulk of 100 MB", "*1\r\n$100000000\r\n", []string{noauth}, "unauthenticated bulk length"},
+		{"over the absolute limit", "*2000000\r\n", []string{noauth}, "invalid multibulk length"},
+		{"after a failed AUTH", encode("AUTH", "wrong") + "*11\r\n", []string{noauth, wrongpass}, "unauthenticated multibulk length"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := dialRaw(t, addr)
+			rc.send(encode("PING") + tc.req)
+			for _, r := range tc.before {
+				rc.expect(r)
+			}
+			rc.expect("-ERR Protocol error: " + tc.reply + "\r\n")
+			rc.expectClosed()
+		})
+	}
+
+	// At the limits: refused for want of AUTH, not by the reader.
+	rc := dialRaw(t, addr)
+	rc.expectReply(t, []string{"rpush", "l", "1", "2", "3", "4", "5", "6", "7", "8"}, noauth)
+	rc.expectReply(t, []string{"set", "k", strings.Repeat("v", 16<<10)}, noauth)
+	// AUTH then, in the same write, requests over the limits.
+	rc.send(encode("AUTH", "secret") +
+		encode("SET", "k", strings.Repeat("v", 100<<10)) +
+		encode("RPUSH", "l", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"))
+	rc.expect("+OK\r\n")
+	rc.expect("+OK\r\n")
+	rc.expect(":10\r\n")
+	rc.expectReply(t, []string{"strlen", "k"}, ":102400\r\n")
+
+	// HELLO ... AUTH lifts them too.
+	rc2 := dialRaw(t, addr)
+	rc2.send(encode("HELLO", "2", "AUTH", "default", "secret") + encode("LLEN", "l") + encode("ECHO", strings.Repeat("e", 20000)))
+	rc2.reply()
+	rc2.expect(":10\r\n")
+	rc2.expect("$20000\r\n" + strings.Repeat("e", 20000) + "\r\n")
+}
+
 func TestQuit(t *testing.T) {
 	_, addr := startServer(t, nil)
 	rc := dialRaw(t, addr)

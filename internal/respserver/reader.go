@@ -24,6 +24,12 @@ type reader struct {
 	maxBuffer int // the input buffer's limit (Options.MaxQueryBuffer)
 	maxBulk   int // the longest argument (Options.MaxBulkLen)
 
+	// The limits in force: maxArgs and maxBulk, or lower ones while the
+	// client has not authenticated (see setAuthed). A request over them is
+	// checked against the absolute limits only then, to pick the error.
+	argsLimit int
+	bulkLimit int
+
 	// A multibulk request being parsed: nargs arguments (-1: none started),
 	// of which the ones parsed so far are buf[offs[2i]:offs[2i+1]];
 	// parsing resumes at pos.
@@ -47,6 +53,12 @@ const (
 	inlineMax = 64 << 10
 	// maxArgs bounds the number of arguments of one request.
 	maxArgs = 1 << 20
+	// Before it authenticates (when a password is set), a client may send
+	// at most unauthArgs arguments in a multibulk request, each at most
+	// unauthBulk bytes long, as in valkey: else an unauthenticated client
+	// could make the connection buffer MaxQueryBuffer.
+	unauthArgs = 10
+	unauthBulk = 16 << 10
 )
 
 // protocolError is a request that cannot be parsed. The connection replies
@@ -59,8 +71,21 @@ func (e protocolError) Error() string { return "ERR Protocol error: " + string(e
 // the connection closes without a reply, as valkey's does.
 var errQueryBufferFull = errors.New("respserver: query buffer limit reached")
 
+// newReader returns a reader for an authenticated client; see setAuthed.
 func newReader(maxBuffer, maxBulk int) *reader {
-	return &reader{buf: make([]byte, initialBuffer), maxBuffer: maxBuffer, maxBulk: maxBulk, nargs: -1}
+	p := &reader{buf: make([]byte, initialBuffer), maxBuffer: maxBuffer, maxBulk: maxBulk, nargs: -1}
+	p.setAuthed(true)
+	return p
+}
+
+// setAuthed sets the limits for a client that has authenticated (or need
+// not) or has not. It takes effect from the next request.
+func (p *reader) setAuthed(authed bool) {
+	if authed {
+		p.argsLimit, p.bulkLimit = maxArgs, p.maxBulk
+	} else {
+		p.argsLimit, p.bulkLimit = unauthArgs, min(unauthBulk, p.maxBulk)
+	}
 }
 
 // next returns the next complete request in the buffer, or nil if more
@@ -93,8 +118,11 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 		if err != nil || next < 0 {
 			return nil, false, err
 		}
-		if n > maxArgs {
-			return nil, false, protocolError("invalid multibulk length")
+		if n > int64(p.argsLimit) {
+			if n > maxArgs {
+				return nil, false, protocolError("invalid multibulk length")
+			}
+			return nil, false, protocolError("unauthenticated multibulk length")
 		}
 		p.r, p.pos = next, next
 		if n <= 0 {
@@ -114,8 +142,11 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 		if err != nil || next < 0 {
 			return nil, false, err
 		}
-		if n < 0 || n > int64(p.maxBulk) {
-			return nil, false, protocolError("invalid bulk length")
+		if n < 0 || n > int64(p.bulkLimit) {
+			if n < 0 || n > int64(p.maxBulk) {
+				return nil, false, protocolError("invalid bulk length")
+			}
+			return nil, false, protocolError("unauthenticated bulk length")
 		}
 		end := next + int(n)
 		if end+2 > p.w {

@@ -35,7 +35,9 @@ import (
 // Options configure a Server. The zero value is valkey's defaults.
 type Options struct {
 	// Password, when set, must be given with AUTH or HELLO ... AUTH before
-	// any other command (valkey's requirepass).
+	// any other command (valkey's requirepass). Until then, as in valkey, a
+	// request may have at most 10 arguments of at most 16 KiB each: a
+	// larger one is a protocol error, and the connection closes.
 	Password string
 	// MaxBulkLen bounds one argument of a request; 0 means 512 MiB
 	// (valkey's proto-max-bulk-len). A longer one is a protocol error.
