@@ -39,7 +39,10 @@ type reader struct {
 	// scan is where the search for an inline request's newline resumes.
 	scan int
 
-	args [][]byte // reused for each request
+	// args is reused for each request. Beyond its length it may hold
+	// slices of an earlier request, into the buffer: fill clears them when
+	// it replaces the buffer, lest they keep the old one.
+	args [][]byte
 }
 
 const (
@@ -48,6 +51,9 @@ const (
 	// keepBuffer: an input buffer grown beyond this for a large request is
 	// dropped once empty, so an idle connection holds little.
 	keepBuffer = 4 << 20
+	// keepArgs: the argument tables (args, offs) grown beyond this many
+	// arguments for a large request are dropped likewise.
+	keepArgs = 4 << 10
 	// inlineMax bounds an inline request and the header line of a
 	// multibulk request or bulk string, as in valkey (PROTO_INLINE_MAX_SIZE).
 	inlineMax = 64 << 10
@@ -217,11 +223,23 @@ func (p *reader) inline() (args [][]byte, ok bool, err error) {
 
 // fill reads more input from src, first making room: it moves unconsumed
 // bytes to the front of the buffer, and grows the buffer when a request
-// fills it.
+// fills it. When nothing is buffered, it drops a buffer and argument tables
+// grown for an earlier request.
 func (p *reader) fill(src io.Reader) error {
-	if p.r == p.w && len(p.buf) > keepBuffer {
-		p.compact() // moves no bytes, only positions
-		p.buf = make([]byte, initialBuffer)
+	if p.r == p.w {
+		if len(p.buf) > keepBuffer {
+			p.compact() // moves no bytes, only positions
+			p.buf = make([]byte, initialBuffer)
+			clear(p.args[:cap(p.args)])
+		}
+		if cap(p.args) > keepArgs {
+			p.args = nil
+		}
+		// offs is empty here: a request being parsed has no argument in
+		// the buffer yet.
+		if cap(p.offs) > 2*keepArgs {
+			p.offs = nil
+		}
 	}
 	if len(p.buf)-p.w < minRead {
 		p.compact()
@@ -230,6 +248,7 @@ func (p *reader) fill(src io.Reader) error {
 		grown := make([]byte, min(2*len(p.buf), p.maxBuffer))
 		copy(grown, p.buf[:p.w])
 		p.buf = grown
+		clear(p.args[:cap(p.args)])
 	}
 	if p.w == len(p.buf) {
 		return errQueryBufferFull

@@ -3,8 +3,10 @@ package respserver
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"weak"
 )
 
 // chunkReader returns its data a few bytes at a time.
@@ -136,6 +138,62 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReaderKeepsLittle: once a large request has been handled and nothing
+// is buffered, the reader drops its grown buffer and argument tables, and
+// nothing it keeps refers to the old buffer. A request that follows in the
+// same buffer parses whole whether or not it is all there.
+func TestReaderKeepsLittle(t *testing.T) {
+	many := "*131072\r\n" + strings.Repeat("$40\r\n"+strings.Repeat("x", 40)+"\r\n", 1<<17)
+	for _, tc := range []struct{ name, req, rest string }{
+		{"many arguments", many, ""},
+		{"a large argument", encode("SET", "k", strings.Repeat("v", 8<<20)), ""},
+		// The GET request's start arrives with the large one.
+		{"header follows", many + "*2\r\n", "$3\r\nGET\r\n$1\r\nk\r\n"},
+		{"argument follows", many + "*2\r\n$3\r\nGET\r\n", "$1\r\nk\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newReader(1<<30, 512<<20)
+			// next returns the next request, reading from src as needed.
+			next := func(src io.Reader) string {
+				t.Helper()
+				for {
+					args, err := p.next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if args != nil {
+						return string(bytes.Join(args, []byte(" ")))
+					}
+					if err := p.fill(src); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			next(strings.NewReader(tc.req))
+			if len(p.buf) <= keepBuffer {
+				t.Fatalf("the request did not grow the buffer: %d", len(p.buf))
+			}
+			old := weak.Make(&p.buf[0])
+			if tc.rest != "" {
+				if got := next(strings.NewReader(tc.rest)); got != "GET k" {
+					t.Fatalf("after the large request: %.40q", got)
+				}
+			}
+			if got := next(strings.NewReader("PING\r\n")); got != "PING" {
+				t.Fatalf("after the large request: %.40q", got)
+			}
+			if len(p.buf) > keepBuffer || cap(p.args) > keepArgs || cap(p.offs) > 2*keepArgs {
+				t.Errorf("kept: buffer %d, args %d, offs %d", len(p.buf), cap(p.args), cap(p.offs))
+			}
+			runtime.GC()
+			if old.Value() != nil {
+				t.Errorf("the large request's buffer is still reachable")
+			}
+			runtime.KeepAlive(p)
+		})
+	}
 }
 
 // BenchmarkReaderParse: parse requests as a connection's reader does, 100
