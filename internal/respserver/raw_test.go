@@ -522,6 +522,69 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	checkGoroutines(t, before)
 }
 
+// chanListener returns the connections sent on its channel, and an error
+// once the channel is closed, whether or not the listener is closed.
+type chanListener chan net.Conn
+
+func (l chanListener) Accept() (net.Conn, error) {
+	if c, ok := <-l; ok {
+		return c, nil
+	}
+	return nil, net.ErrClosed
+}
+func (l chanListener) Close() error   { return nil }
+func (l chanListener) Addr() net.Addr { return &net.TCPAddr{} }
+
+// slowCloseConn's Close waits until release is closed, as an RDMA
+// connection's waits for its teardown.
+type slowCloseConn struct {
+	net.Conn
+	closing, release chan struct{}
+}
+
+func (c *slowCloseConn) Close() error {
+	close(c.closing)
+	<-c.release
+	return c.Conn.Close()
+}
+
+// TestCloseAcceptedAfterClose: a connection accepted after Close is closed
+// without holding the server's lock, so the server answers meanwhile.
+func TestCloseAcceptedAfterClose(t *testing.T) {
+	srv := New(nil)
+	l := make(chanListener)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	for serving := false; !serving; time.Sleep(time.Millisecond) {
+		srv.mu.Lock()
+		serving = len(srv.listeners) == 1
+		srv.mu.Unlock()
+	}
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }()
+	for !srv.isClosed() {
+		time.Sleep(time.Millisecond)
+	}
+	a, b := net.Pipe()
+	defer b.Close()
+	nc := &slowCloseConn{Conn: a, closing: make(chan struct{}), release: make(chan struct{})}
+	l <- nc
+	<-nc.closing
+	stats := make(chan Stats, 1)
+	go func() { stats <- srv.Stats() }()
+	select {
+	case <-stats:
+	case <-time.After(5 * time.Second):
+		t.Errorf("Stats blocked while a connection closes")
+	}
+	close(nc.release)
+	close(l)
+	<-closed
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	}
+}
+
 // TestServeListenerClosed: Serve returns when its listener is closed, and
 // the server goes on with its other listeners.
 func TestServeListenerClosed(t *testing.T) {

@@ -147,15 +147,16 @@ func (s *Server) isClosed() bool {
 
 func (s *Server) start(nc net.Conn) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
-		nc.Close()
+		s.mu.Unlock()
+		nc.Close() // not under s.mu: an RDMA connection's Close waits for its teardown
 		return
 	}
 	s.accepted.Add(1)
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		c.serve()
