@@ -522,6 +522,29 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	checkGoroutines(t, before)
 }
 
+// TestMaxClients: a connection beyond MaxClients gets valkey's error and is
+// closed; once a client leaves, another may connect.
+func TestMaxClients(t *testing.T) {
+	srv, addr := startServer(t, &Options{MaxClients: 2})
+	rc1 := dialRaw(t, addr)
+	rc1.expectReply(t, []string{"ping"}, "+PONG\r\n")
+	rc2 := dialRaw(t, addr)
+	rc2.expectReply(t, []string{"ping"}, "+PONG\r\n")
+	rc3 := dialRaw(t, addr)
+	rc3.expect("-ERR max number of clients reached\r\n")
+	rc3.expectClosed()
+	if st := srv.Stats(); st.Connections != 2 || st.TotalConnections != 2 || st.RejectedConnections != 1 {
+		t.Errorf("stats: %+v", st)
+	}
+	rc1.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Stats().Connections > 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	dialRaw(t, addr).expectReply(t, []string{"ping"}, "+PONG\r\n")
+	rc2.expectReply(t, []string{"ping"}, "+PONG\r\n")
+}
+
 // chanListener returns the connections sent on its channel, and an error
 // once the channel is closed, whether or not the listener is closed.
 type chanListener chan net.Conn

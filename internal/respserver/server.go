@@ -26,6 +26,7 @@ package respserver
 
 import (
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,10 @@ type Options struct {
 	// size of one request; 0 means 1 GiB (valkey's
 	// client-query-buffer-limit). A connection that exceeds it is closed.
 	MaxQueryBuffer int
+	// MaxClients bounds the connections served at once; 0 means 10000
+	// (valkey's maxclients). One accepted beyond it is sent the error "max
+	// number of clients reached" and closed.
+	MaxClients int
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -64,13 +69,17 @@ type Server struct {
 
 	nextID   atomic.Int64
 	accepted atomic.Uint64
+	rejected atomic.Uint64
 	commands atomic.Uint64
 }
 
 // Stats are a Server's counters.
 type Stats struct {
 	Connections      int    // open now
-	TotalConnections uint64 // accepted since New
+	TotalConnections uint64 // accepted since New, not counting rejected ones
+	// RejectedConnections: accepted since New, then closed because
+	// MaxClients were open.
+	RejectedConnections uint64
 	// Commands executed since New. A connection adds its count after each
 	// batch of pipelined commands.
 	Commands uint64
@@ -89,6 +98,9 @@ func New(opts *Options) *Server {
 		o.MaxQueryBuffer = 1 << 30
 	}
 	o.MaxQueryBuffer = max(o.MaxQueryBuffer, initialBuffer)
+	if o.MaxClients <= 0 {
+		o.MaxClients = 10000
+	}
 	return &Server{
 		opts:      o,
 		ks:        newKeyspace(),
@@ -152,6 +164,13 @@ func (s *Server) start(nc net.Conn) {
 		nc.Close() // not under s.mu: an RDMA connection's Close waits for its teardown
 		return
 	}
+	if len(s.conns) >= s.opts.MaxClients {
+		s.rejected.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.reject(nc)
+		return
+	}
 	s.accepted.Add(1)
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
@@ -165,6 +184,19 @@ func (s *Server) start(nc net.Conn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
+}
+
+// rejectTimeout bounds the write of the error to a rejected connection.
+const rejectTimeout = time.Second
+
+// reject sends a connection over MaxClients valkey's error, and closes it.
+// It runs on its own goroutine: an RDMA connection's Write and Close may
+// wait for the peer.
+func (s *Server) reject(nc net.Conn) {
+	defer s.wg.Done()
+	nc.SetWriteDeadline(time.Now().Add(rejectTimeout))
+	io.WriteString(nc, "-ERR max number of clients reached\r\n")
+	nc.Close()
 }
 
 // Close closes every listener being served and every connection, and
@@ -197,5 +229,10 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	open := len(s.conns)
 	s.mu.Unlock()
-	return Stats{Connections: open, TotalConnections: s.accepted.Load(), Commands: s.commands.Load()}
+	return Stats{
+		Connections:         open,
+		TotalConnections:    s.accepted.Load(),
+		RejectedConnections: s.rejected.Load(),
+		Commands:            s.commands.Load(),
+	}
 }
