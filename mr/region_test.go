@@ -137,3 +137,37 @@ func registerUnderLowMemlock() int {
 	}
 	return code
 }
+
+// TestRecvRingZeroWrite: a peer's write of 0 bytes changes nothing, even
+// with the buffer full; stored back, it could undo a Reset that the reader
+// made in between.
+func TestRecvRingZeroWrite(t *testing.T) {
+	tb := rdmatest.Require(t)
+	err := withPD(tb, func(pd mr.PD) {
+		r, err := mr.Register(pd, 4096, mr.LocalWrite|mr.RemoteWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		q := mr.NewRecvRing(r)
+		if err := q.Wrote(4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Wrote(0); err != nil {
+			t.Fatalf("a 0-byte write into a full buffer: %v", err)
+		}
+		if !q.Consume(4096) {
+			t.Fatal("the whole buffer consumed, but Consume does not say so")
+		}
+		q.Reset()
+		if err := q.Wrote(0); err != nil || len(q.Readable()) != 0 {
+			t.Fatalf("after Reset, a 0-byte write: %v, %d bytes readable", err, len(q.Readable()))
+		}
+		if err := q.Wrote(4097); err == nil {
+			t.Error("a write past the end was taken")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

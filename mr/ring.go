@@ -26,8 +26,13 @@ func NewRecvRing(r *Region) *RecvRing { return &RecvRing{r: r} }
 func (q *RecvRing) Region() *Region { return q.r }
 
 // Wrote records that the peer wrote n more bytes (completion side). It fails,
-// changing nothing, when that would overrun the buffer: a protocol error.
+// changing nothing, when that would overrun the buffer: a protocol error. A
+// write of 0 bytes changes nothing either: stored back, its offset could
+// undo a Reset that ran in between.
 func (q *RecvRing) Wrote(n uint32) error {
+	if n == 0 {
+		return nil
+	}
 	w := q.written.Load()
 	if uint64(w)+uint64(n) > uint64(q.r.Len()) {
 		return fmt.Errorf("peer wrote %d bytes at offset %d of a %d-byte receive buffer", n, w, q.r.Len())
