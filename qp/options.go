@@ -73,11 +73,17 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.MaxPeerBufferSize < minRecvBuffer || r.MaxPeerBufferSize > maxRecvBuffer {
 		return r, fmt.Errorf("rdma: MaxPeerBufferSize %d is outside [%d, %d]", r.MaxPeerBufferSize, minRecvBuffer, maxRecvBuffer)
 	}
+	if r.KeepaliveInterval < 0 {
+		return r, fmt.Errorf("rdma: KeepaliveInterval %v is negative", r.KeepaliveInterval)
+	}
 	if r.KeepaliveInterval == 0 {
 		r.KeepaliveInterval = defaultKeepalive
 	}
 	if r.SpinWait == 0 {
 		r.SpinWait = defaultSpinWait
+	}
+	if r.Backlog < 0 {
+		return r, fmt.Errorf("rdma: Backlog %d is negative", r.Backlog)
 	}
 	if r.Backlog == 0 {
 		r.Backlog = defaultBacklog

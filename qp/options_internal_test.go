@@ -1,0 +1,28 @@
+package qp
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOptionsRejectBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{RecvBufferSize: 100}, "RecvBufferSize 100 is outside"},
+		{Options{MaxPeerBufferSize: 1 << 30}, "MaxPeerBufferSize 1073741824 is outside"},
+		{Options{KeepaliveInterval: -time.Second}, "KeepaliveInterval -1s is negative"},
+		{Options{Backlog: -1}, "Backlog -1 is negative"},
+	} {
+		if _, err := tc.opts.withDefaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error saying %q", tc.opts, err, tc.want)
+		}
+	}
+	var nilOpts *Options
+	o, err := nilOpts.withDefaults()
+	if err != nil || o.RecvBufferSize != defaultRecvBuffer || o.Backlog != defaultBacklog || o.KeepaliveInterval != defaultKeepalive {
+		t.Errorf("nil options: %+v, %v", o, err)
+	}
+}
