@@ -111,8 +111,11 @@ func (c *Conn) teardown() {
 	if c.onTeardown != nil {
 		defer c.onTeardown(c)
 	}
-	if c.keepalive != nil {
-		c.keepalive.Stop()
+	if t := c.keepalive.Load(); t != nil {
+		t.Stop() // one set after this look finds the connection closing and stops itself
+	}
+	if c.err == net.ErrClosed {
+		c.linger()
 	}
 	// Disconnect, unless the peer has or the device is gone: on a removed
 	// device it can do nothing for a remote peer, and a peer on the same
@@ -129,7 +132,7 @@ func (c *Conn) teardown() {
 	}
 	if c.ec != nil {
 		c.ec.f.Close() // ends the event loop
-		if c.evStarted {
+		if c.evStarted.Load() {
 			<-c.evDone
 		}
 	}
@@ -151,4 +154,57 @@ func (c *Conn) teardown() {
 	c.smu.Unlock()
 	c.wmu.Unlock()
 	c.rmu.Unlock()
+}
+
+// closeLinger bounds how long Close waits for the work requests posted
+// before it to complete (linger).
+var closeLinger = 2 * time.Second
+
+// linger waits, for up to closeLinger, until every send WR posted before
+// Close has completed. rdma_disconnect moves the QP to the error state,
+// which flushes the WRs not yet done: the tail of a Write that had
+// returned would be lost. Most WRs are unsignaled, so linger first posts a
+// signaled one after them, a keepalive, which a peer takes as nothing.
+// Completions are still handled (handleClosing) until the CQ leaves the
+// reactor.
+func (c *Conn) linger() {
+	if !c.established.Load() || c.res == nil {
+		return
+	}
+	var timeout <-chan time.Time
+	var target uint32
+	marked := false
+	for {
+		if c.peerClosed.Load() || c.qpDown.Load() {
+			return // nothing more will complete successfully
+		}
+		c.smu.Lock()
+		done, posted := c.sqDone.Load(), c.sqPosted.Load()
+		if !marked && done == posted {
+			c.smu.Unlock()
+			return // nothing outstanding
+		}
+		if !marked && c.sqFree() > 0 {
+			if err := c.postCmdLocked(cmd{opcode: opKeepalive}); err != nil {
+				c.smu.Unlock()
+				return
+			}
+			marked, target = true, c.sqPosted.Load()
+		}
+		c.smu.Unlock()
+		if marked && int32(c.sqDone.Load()-target) >= 0 {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(closeLinger)
+			defer t.Stop()
+			timeout = t.C
+		}
+		c.h.inline.BeforePark(c.reactor)
+		select {
+		case <-c.ctlNotify:
+		case <-timeout:
+			return
+		}
+	}
 }

@@ -89,12 +89,12 @@ type Conn struct {
 	torndown    chan struct{} // closed when every resource is freed
 	leaseHeld   atomic.Bool
 	reserveHeld atomic.Bool
-	keepalive   *time.Timer
-	onEstablish func(*Conn) // server: hands the connection to its Listener
-	onTeardown  func(*Conn) // server: lets the Listener forget it
-	evStarted   bool        // the event loop was started
-	added       bool        // the CQ is registered with the reactor
-	acquired    bool        // the process-wide reactor was acquired
+	keepalive   atomic.Pointer[time.Timer] // server: set when ESTABLISHED, read by teardown
+	onEstablish func(*Conn)                // server: hands the connection to its Listener
+	onTeardown  func(*Conn)                // server: lets the Listener forget it
+	evStarted   atomic.Bool                // the event loop was started
+	added       bool                       // the CQ is registered with the reactor
+	acquired    bool                       // the process-wide reactor was acquired
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -170,7 +170,7 @@ func (c *Conn) onEstablished() error {
 		return err
 	}
 	if c.server {
-		c.keepalive = time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive)
+		c.keepalive.Store(time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive))
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (c *Conn) sendKeepalive() {
 		c.fail(err)
 		return
 	}
-	c.keepalive.Reset(c.opts.KeepaliveInterval)
+	c.keepalive.Load().Reset(c.opts.KeepaliveInterval)
 }
 
 // Healthy reports, without blocking, whether the connection is open, its
@@ -610,10 +610,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 			return net.ErrClosed
 		}
 		if c.sqFree() > 0 {
-			slot := recvSlots + c.sqPosted.Load()%sendSlots
-			b := c.res.cmdSlot(slot)
-			m.encode(b)
-			err := c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+			err := c.postCmdLocked(m)
 			c.smu.Unlock()
 			return err
 		}
@@ -649,4 +646,12 @@ func (c *Conn) wakeAll() {
 	signal(c.rxNotify)
 	signal(c.txNotify)
 	signal(c.ctlNotify)
+}
+
+// postCmdLocked posts control message m as a SEND, always signaled (smu
+// held, a free send-queue entry checked).
+func (c *Conn) postCmdLocked(m cmd) error {
+	slot := recvSlots + c.sqPosted.Load()%sendSlots
+	m.encode(c.res.cmdSlot(slot))
+	return c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }

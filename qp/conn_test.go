@@ -526,6 +526,75 @@ func TestPeerCloseBeforeDataHandled(t *testing.T) {
 	}
 }
 
+// closeWithin closes c and fails the test if that takes longer than limit
+// (a hang, not a measurement).
+func closeWithin(t *testing.T, c *qp.Conn, limit time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("Close still running after %v", limit)
+	}
+}
+
+// TestCloseWaitsForSends: Close right after a Write waits for the write's
+// completion, not for its linger limit (set far beyond the test's patience
+// here), and the peer reads everything.
+func TestCloseWaitsForSends(t *testing.T) {
+	qp.SetCloseLinger(t, time.Hour)
+	e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10})
+	cli, srv := e.pair()
+	defer srv.Close()
+	data := randBytes(40<<10, 11)
+	if _, err := cli.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	closeWithin(t, cli, 30*time.Second)
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(srv)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d of %d bytes, err %v", len(got), len(data), err)
+	}
+}
+
+// TestCloseLingerBounded: when the completions of what was sent do not
+// come (held back here; in life a peer that stopped answering), Close ends
+// after its linger limit, and frees everything.
+func TestCloseLingerBounded(t *testing.T) {
+	qp.SetCloseLinger(t, 100*time.Millisecond)
+	e := newEnv(t, nil)
+	cli, srv := e.pair()
+	defer srv.Close()
+	// One byte through first, so that the client has the server's
+	// RegisterXferMemory before its completions are held.
+	checkOne(t, cli, srv)
+	release := cli.HoldCompletions()
+	defer release()
+	cli.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if _, err := cli.Write([]byte("tail")); err != nil {
+		t.Fatal(err)
+	}
+	closeWithin(t, cli, 30*time.Second)
+}
+
+// checkOne writes a byte from w and reads it at r.
+func checkOne(t *testing.T, w, r *qp.Conn) {
+	t.Helper()
+	w.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	r.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := w.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(r, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestZeroCopy(t *testing.T) {
 	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
 	cli, srv := e.pair()

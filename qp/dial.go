@@ -122,7 +122,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err := c.onEstablished(); err != nil {
 		return err
 	}
-	c.evStarted = true
+	c.evStarted.Store(true)
 	go c.eventLoop()
 	return nil
 }

@@ -1,5 +1,7 @@
 package qp
 
+import "time"
+
 // InlineCap is the max_inline_data the provider granted c's QP.
 func (c *Conn) InlineCap() uint32 { return c.res.inline }
 
@@ -12,3 +14,11 @@ func (c *Conn) HoldCompletions() (release func()) {
 
 // PeerClosed reports whether c has seen its peer's disconnect.
 func (c *Conn) PeerClosed() bool { return c.peerClosed.Load() }
+
+// SetCloseLinger sets how long Close waits for outstanding sends, until the
+// test ends.
+func SetCloseLinger(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := closeLinger
+	closeLinger = d
+	t.Cleanup(func() { closeLinger = old })
+}

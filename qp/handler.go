@@ -88,7 +88,8 @@ func (c *Conn) postPendingRecvs() bool {
 // and never blocks.
 func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	if c.closing.Load() {
-		return // flushed work requests of a connection going away
+		c.handleClosing(wcs)
+		return
 	}
 	sent, received := false, false
 	for i := range wcs {
@@ -156,6 +157,30 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	}
 	if sent {
 		signal(c.txNotify)
+		signal(c.ctlNotify)
+	}
+}
+
+// handleClosing handles the completions of a closing connection: received
+// data and control messages are dropped, and send completions are counted
+// for linger.
+func (c *Conn) handleClosing(wcs []cq.Completion) {
+	sent := false
+	for i := range wcs {
+		wc := &wcs[i]
+		if wc.Status == verbs.WCWRFlushErr {
+			c.onQPDown()
+			break
+		}
+		local := cq.Local(wc.WRID)
+		if wc.Status != verbs.WCSuccess || local&sendFlag == 0 {
+			continue
+		}
+		done := c.sqDone.Load()
+		c.sqDone.Store(done + (local-done)&seqMask + 1)
+		sent = true
+	}
+	if sent {
 		signal(c.ctlNotify)
 	}
 }

@@ -191,7 +191,7 @@ func (l *Listener) handleRequest(id uintptr) {
 		c.setErr(net.ErrClosed)
 		return
 	}
-	c.evStarted = true
+	c.evStarted.Store(true)
 	go c.eventLoop()
 }
 
