@@ -1,7 +1,10 @@
 package qp
 
 import (
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
@@ -70,6 +73,9 @@ func (c *Conn) eventLoop() {
 	for {
 		ev, err := c.ec.next(time.Time{})
 		if err != nil {
+			if !errors.Is(err, os.ErrClosed) { // not our teardown
+				c.fail(fmt.Errorf("rdma: reading the connection's rdma_cm events: %w", err))
+			}
 			return
 		}
 		switch ev.typ {

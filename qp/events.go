@@ -56,6 +56,11 @@ func (e *eventChannel) next(deadline time.Time) (event, error) {
 	if err := e.f.SetReadDeadline(deadline); err != nil {
 		return event{}, err
 	}
+	return e.read()
+}
+
+// read waits for the next event under the deadline already set.
+func (e *eventChannel) read() (event, error) {
 	rc, err := e.f.SyscallConn()
 	if err != nil {
 		return event{}, err
@@ -89,10 +94,21 @@ func (e *eventChannel) next(deadline time.Time) (event, error) {
 // await waits for an event of type want for id, honouring ctx; any other
 // event for id is an error saying which event came.
 func (e *eventChannel) await(ctx context.Context, step string, want uint32) (event, error) {
-	stop := context.AfterFunc(ctx, func() { e.f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// The context's deadline first, then its cancellation: the other way
+	// round, a cancellation that came first would be overwritten.
 	dl, _ := ctx.Deadline()
-	ev, err := e.next(dl)
+	if err := e.f.SetReadDeadline(dl); err != nil {
+		return event{}, fmt.Errorf("rdma: %s: %w", step, err)
+	}
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		e.stop()
+		close(cancelled)
+	})
+	ev, err := e.read()
+	if !stop() {
+		<-cancelled // lest its deadline land on a later wait
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return event{}, fmt.Errorf("rdma: %s: %w", step, ctx.Err())

@@ -2,7 +2,10 @@ package qp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -136,6 +139,9 @@ func (l *Listener) loop() {
 	for {
 		ev, err := l.ec.next(time.Time{})
 		if err != nil {
+			if !errors.Is(err, os.ErrClosed) { // not our shutdown
+				l.end(fmt.Errorf("rdma: reading the listener's rdma_cm events: %w", err))
+			}
 			return
 		}
 		switch ev.typ {
