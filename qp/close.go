@@ -15,6 +15,7 @@ import (
 // resource is freed. It is idempotent. When a Lease or reservation is held,
 // its memory stays valid and the resources are freed at Release or Commit.
 func (c *Conn) Close() error {
+	c.userClosed.Store(true)
 	c.setErr(net.ErrClosed)
 	if c.leaseHeld.Load() || c.reserveHeld.Load() {
 		return nil

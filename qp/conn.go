@@ -82,6 +82,7 @@ type Conn struct {
 	downOnce    sync.Once
 	graceOnce   sync.Once // the timer that stands in for a flush that never comes (onPeerClosed)
 	closing     atomic.Bool
+	userClosed  atomic.Bool // Close was called: every call fails with net.ErrClosed
 	errOnce     sync.Once
 	err         error         // terminal error, set once before done closes
 	done        chan struct{} // closed when the connection is finished
@@ -239,7 +240,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *Conn) checkOpen(op string) error {
-	if c.closing.Load() && errors.Is(c.err, net.ErrClosed) {
+	if c.userClosed.Load() {
 		return c.opError(op, net.ErrClosed)
 	}
 	return nil
@@ -252,17 +253,28 @@ func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "rdma", Source: c.local, Addr: c.remote, Err: err}
 }
 
-// terminal returns the connection's terminal error, or nil while it is open.
+// terminal returns the connection's terminal error (endErr), or nil while
+// it is open.
 func (c *Conn) terminal() error {
 	select {
 	case <-c.done:
-		return c.err
+		return c.endErr()
 	default:
 		return nil
 	}
 }
 
 // Read reads received data into p.
+// endErr is the terminal error of a connection that is closing (c.err is
+// set before closing is): net.ErrClosed after Close, whatever ended the
+// connection before.
+func (c *Conn) endErr() error {
+	if c.userClosed.Load() {
+		return net.ErrClosed
+	}
+	return c.err
+}
+
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -607,7 +619,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 		c.smu.Lock()
 		if c.closing.Load() {
 			c.smu.Unlock()
-			return net.ErrClosed
+			return c.endErr()
 		}
 		if c.sqFree() > 0 {
 			err := c.postCmdLocked(m)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -222,6 +223,14 @@ func TestMalformedPeer(t *testing.T) {
 				t.Fatalf("server Read: %v, want a ProtocolError saying %q", err, tc.want)
 			}
 			t.Logf("as expected: %v", err)
+			// Once closed, the connection says so, whatever ended it.
+			srv.Close()
+			if _, err := srv.Read(make([]byte, 10)); !errors.Is(err, net.ErrClosed) {
+				t.Errorf("Read after Close: %v, want net.ErrClosed", err)
+			}
+			if err := srv.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+				t.Errorf("SetDeadline after Close: %v, want net.ErrClosed", err)
+			}
 			// Everything else goes on.
 			cli, srv2 := e.pair()
 			go echo(srv2)
