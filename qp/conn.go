@@ -66,6 +66,7 @@ type Conn struct {
 	armLenKey atomic.Uint64 // length<<32 | rkey
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
 	txPassed  time.Time     // a waiting writer last let the netpoller run (wmu; see spin)
+	parked    atomic.Int32  // readers and writers waiting for the reactor (park)
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex
@@ -264,7 +265,6 @@ func (c *Conn) terminal() error {
 	}
 }
 
-// Read reads received data into p.
 // endErr is the terminal error of a connection that is closing (c.err is
 // set before closing is): net.ErrClosed after Close, whatever ended the
 // connection before.
@@ -275,6 +275,7 @@ func (c *Conn) endErr() error {
 	return c.err
 }
 
+// Read reads received data into p.
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -321,7 +322,7 @@ func (c *Conn) Release(n int) error {
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
-	sp := spin{lastPass: &c.rxPassed}
+	sp := spin{c: c, lastPass: &c.rxPassed}
 	defer sp.release()
 	for {
 		if err := c.terminal(); err != nil {
@@ -344,11 +345,7 @@ func (c *Conn) readable() ([]byte, error) {
 			}
 			continue
 		}
-		c.h.inline.BeforePark(c.reactor)
-		select {
-		case <-c.rxNotify:
-		case <-c.done:
-		case <-c.readDL.Wait():
+		if !c.park(c.rxNotify, c.readDL.Wait()) {
 			return nil, c.opError("read", os.ErrDeadlineExceeded)
 		}
 	}
@@ -427,7 +424,7 @@ func (c *Conn) Commit(n int) error {
 // reserve waits for the peer's buffer to have room and the send queue to
 // have space (wmu held).
 func (c *Conn) reserve(n int) ([]byte, error) {
-	sp := spin{lastPass: &c.txPassed}
+	sp := spin{c: c, lastPass: &c.txPassed}
 	defer sp.release()
 	for {
 		if err := c.writeErr(); err != nil {
@@ -452,11 +449,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			}
 			continue
 		}
-		c.h.inline.BeforePark(c.reactor)
-		select {
-		case <-c.txNotify:
-		case <-c.done:
-		case <-c.writeDL.Wait():
+		if !c.park(c.txNotify, c.writeDL.Wait()) {
 			return nil, c.opError("write", os.ErrDeadlineExceeded)
 		}
 	}
@@ -495,6 +488,7 @@ var spinLookups, spinProcs atomic.Int32
 // which a reader's or writer's spins share: a goroutine whose replies come
 // while it spins never parks).
 type spin struct {
+	c        *Conn
 	holding  bool
 	polls    int
 	start    time.Time
@@ -507,7 +501,31 @@ func (s *spin) release() {
 		s.inline.End()
 		spinners.Add(-1)
 		s.holding = false
+		// The reactor arms no CQ while its owner polls it. A waiter of
+		// this connection that parked meanwhile would then wait for the
+		// reactor's next look, up to its sleep limit: have it arm the CQ
+		// (or poll it) now.
+		if s.c.parked.Load() > 0 {
+			s.inline.BeforePark(s.c.reactor)
+		}
 	}
+}
+
+// park waits until ch is signalled, the connection ends or dl (nil: none)
+// is closed, having made sure that the reactor will dispatch the CQ's
+// completions; it reports false for dl.
+func (c *Conn) park(ch, dl chan struct{}) bool {
+	c.parked.Add(1)
+	c.h.inline.BeforePark(c.reactor)
+	ok := true
+	select {
+	case <-ch:
+	case <-c.done:
+	case <-dl:
+		ok = false
+	}
+	c.parked.Add(-1)
+	return ok
 }
 
 // spinPoll is what a waiting reader or writer does before it parks: poll
@@ -630,13 +648,16 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 		if !wait {
 			return errors.New("rdma: send queue full")
 		}
-		c.h.inline.BeforePark(c.reactor)
-		select {
-		case <-c.ctlNotify:
-		case <-c.done:
-			return c.err
-		}
+		c.park(c.ctlNotify, nil)
 	}
+}
+
+// postCmdLocked posts control message m as a SEND, always signaled (smu
+// held, a free send-queue entry checked).
+func (c *Conn) postCmdLocked(m cmd) error {
+	slot := recvSlots + c.sqPosted.Load()%sendSlots
+	m.encode(c.res.cmdSlot(slot))
+	return c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }
 
 func htonl(v uint32) uint32 {
@@ -658,12 +679,4 @@ func (c *Conn) wakeAll() {
 	signal(c.rxNotify)
 	signal(c.txNotify)
 	signal(c.ctlNotify)
-}
-
-// postCmdLocked posts control message m as a SEND, always signaled (smu
-// held, a free send-queue entry checked).
-func (c *Conn) postCmdLocked(m cmd) error {
-	slot := recvSlots + c.sqPosted.Load()%sendSlots
-	m.encode(c.res.cmdSlot(slot))
-	return c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }
