@@ -119,7 +119,7 @@ func (c *Conn) teardown() {
 		defer c.onTeardown(c)
 	}
 	if t := c.keepalive.Load(); t != nil {
-		t.Stop() // one set after this look finds the connection closing and stops itself
+		t.Stop() // a timer set after this look finds the connection closing and stops itself
 	}
 	if c.err == net.ErrClosed {
 		c.linger()

@@ -162,7 +162,7 @@ func (c *Conn) setup() error {
 func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.WRID(slot) }
 
 // established runs when rdma_cm reports ESTABLISHED: learn the addresses,
-// advertise the receive buffer, start keepalives on the server side.
+// advertise the receive buffer, start keepalives.
 func (c *Conn) onEstablished() error {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
@@ -171,9 +171,11 @@ func (c *Conn) onEstablished() error {
 	if err := c.sendCmd(c.registerCmd(), true); err != nil {
 		return err
 	}
-	if c.server {
-		c.keepalive.Store(time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive))
-	}
+	// Both sides send keepalives (libvalkey's client does not; valkey-server
+	// takes them as nothing): a side that only reads learns of a peer gone
+	// without a disconnect (power loss, a cut link) when a keepalive's
+	// retries run out.
+	c.keepalive.Store(time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive))
 	return nil
 }
 

@@ -20,9 +20,11 @@ type Options struct {
 	// and so the send staging memory it can make us register. 0 means
 	// 16 MiB, valkey-server's largest rdma-rx-size.
 	MaxPeerBufferSize int
-	// KeepaliveInterval is how often a server-side connection sends a
-	// keepalive; 0 means 3 s, as valkey-server does. Client connections
-	// only accept them, as libvalkey does.
+	// KeepaliveInterval is how often a connection sends a keepalive; 0
+	// means 3 s, as valkey-server does. Client connections send them too
+	// (libvalkey's do not; valkey-server takes them as nothing), so that a
+	// client that only reads learns of a server gone without a disconnect
+	// when a keepalive's retries run out.
 	KeepaliveInterval time.Duration
 	// LocalAddr, for Dial, binds the connection to a local address (and
 	// so to its RDMA device); the zero value lets rdma_cm choose.
