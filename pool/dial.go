@@ -13,7 +13,7 @@ import (
 // dial opens a connection by the pool's policy. After a failed dial, the
 // next waits out a backoff (doubling from MinBackoff to MaxBackoff), within
 // ctx.
-func (p *Pool) dial(ctx context.Context) (*PooledConn, error) {
+func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	p.mu.Lock()
 	wait := time.Until(p.nextDial)
 	p.mu.Unlock()
@@ -42,7 +42,7 @@ func (p *Pool) dial(ctx context.Context) (*PooledConn, error) {
 		return nil, err
 	}
 	now := time.Now()
-	return &PooledConn{Conn: c, pool: p, created: now, lastUsed: now}, nil
+	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now}, nil
 }
 
 // dialTransport dials RDMA or TCP as the policy says; Auto falls back to
@@ -88,54 +88,106 @@ func (p *Pool) fellBack(fe *FallbackError) {
 	}
 }
 
-// PooledConn is a connection from a Pool. Close returns it to the pool
+// PooledConn is a connection from a Pool, as one Get handed it out. Each
+// Get returns a new PooledConn, even for a connection used before, so a
+// PooledConn stands for one use: Close returns the connection to the pool
 // unless an error was seen on it, when it is closed for good; Discard always
-// closes it.
+// closes it. Once either has been called, the PooledConn is spent: further
+// Closes and Discards do nothing, and Read, Write and the deadline setters
+// fail with an error matching net.ErrClosed, whoever uses the connection
+// now. (Conn, the connection itself, is not guarded: do not keep it past
+// Close.)
 type PooledConn struct {
 	Conn
+	e    *poolEntry
+	done atomic.Bool // Close or Discard was called
+}
+
+// poolEntry is a connection the pool holds, idle or handed out.
+type poolEntry struct {
+	conn     Conn
 	pool     *Pool
 	created  time.Time
 	lastUsed time.Time
-	inUse    atomic.Bool
 	broken   atomic.Bool
 }
+
+// handle hands e out: a new PooledConn for this use of it.
+func (e *poolEntry) handle() *PooledConn { return &PooledConn{Conn: e.conn, e: e} }
 
 // Read reads, and marks the connection broken on any error, a timeout
 // included: a request whose reply was not read leaves the connection out of
 // step with the protocol.
 func (c *PooledConn) Read(b []byte) (int, error) {
+	if c.done.Load() {
+		return 0, c.spent("read")
+	}
 	n, err := c.Conn.Read(b)
 	if err != nil {
-		c.broken.Store(true)
+		c.e.broken.Store(true)
 	}
 	return n, err
 }
 
 // Write writes, and marks the connection broken on any error.
 func (c *PooledConn) Write(b []byte) (int, error) {
+	if c.done.Load() {
+		return 0, c.spent("write")
+	}
 	n, err := c.Conn.Write(b)
 	if err != nil {
-		c.broken.Store(true)
+		c.e.broken.Store(true)
 	}
 	return n, err
 }
 
-// Close returns the connection to its pool. Calling it again does nothing.
+// SetDeadline sets the connection's deadlines; Close clears them.
+func (c *PooledConn) SetDeadline(t time.Time) error {
+	if c.done.Load() {
+		return c.spent("set")
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+// SetReadDeadline sets the connection's read deadline; Close clears it.
+func (c *PooledConn) SetReadDeadline(t time.Time) error {
+	if c.done.Load() {
+		return c.spent("set")
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetWriteDeadline sets the connection's write deadline; Close clears it.
+func (c *PooledConn) SetWriteDeadline(t time.Time) error {
+	if c.done.Load() {
+		return c.spent("set")
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// spent is the error of a call on a PooledConn after its Close or Discard.
+func (c *PooledConn) spent(op string) error {
+	return &net.OpError{Op: op, Net: string(c.Transport()), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: net.ErrClosed}
+}
+
+// Close returns the connection to its pool. Calling it again, or after
+// Discard, does nothing.
 func (c *PooledConn) Close() error {
-	if !c.inUse.Swap(false) {
+	if c.done.Swap(true) {
 		return nil
 	}
-	c.Conn.SetDeadline(time.Time{})
-	c.pool.put(c)
+	c.e.conn.SetDeadline(time.Time{})
+	c.e.pool.put(c.e)
 	return nil
 }
 
 // Discard closes the connection for good and frees its place in the pool.
+// Calling it again, or after Close, does nothing.
 func (c *PooledConn) Discard() error {
-	if !c.inUse.Swap(false) {
+	if c.done.Swap(true) {
 		return nil
 	}
-	c.pool.discard(c)
+	c.e.pool.discard(c.e)
 	return nil
 }
 

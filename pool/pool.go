@@ -72,7 +72,7 @@ type Pool struct {
 	opts Options
 
 	mu        sync.Mutex
-	idle      []*PooledConn // LIFO: the most recently used is reused first
+	idle      []*poolEntry // LIFO: the most recently used is reused first
 	open      int
 	waiters   []chan struct{}
 	closed    bool
@@ -140,7 +140,9 @@ func New(opts Options) (*Pool, error) {
 }
 
 // Get returns an idle connection, or dials one, or waits for one when
-// MaxOpen are open, until ctx ends. Close the connection to return it.
+// MaxOpen are open, until ctx ends. Close the connection to return it. The
+// PooledConn is new each time: once closed, it no longer touches the
+// connection, which a later Get may hand to someone else.
 func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 	var waitStart time.Time
 	defer func() {
@@ -163,13 +165,12 @@ func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 				p.discard(c)
 				continue
 			}
-			if !healthy(c.Conn) {
+			if !healthy(c.conn) {
 				p.unhealthy.Add(1)
 				p.discard(c)
 				continue
 			}
-			c.inUse.Store(true)
-			return c, nil
+			return c.handle(), nil
 		}
 		if p.open < p.opts.MaxOpen {
 			p.open++
@@ -179,8 +180,7 @@ func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 				p.release()
 				return nil, err
 			}
-			c.inUse.Store(true)
-			return c, nil
+			return c.handle(), nil
 		}
 		w := make(chan struct{}, 1)
 		p.waiters = append(p.waiters, w)
@@ -239,13 +239,13 @@ func (p *Pool) release() {
 }
 
 // discard closes a connection and gives back its slot.
-func (p *Pool) discard(c *PooledConn) {
-	c.Conn.Close()
+func (p *Pool) discard(c *poolEntry) {
+	c.conn.Close()
 	p.release()
 }
 
 // put returns a connection from Get.
-func (p *Pool) put(c *PooledConn) {
+func (p *Pool) put(c *poolEntry) {
 	if c.broken.Load() {
 		p.discard(c)
 		return
@@ -267,7 +267,7 @@ func (p *Pool) put(c *PooledConn) {
 	p.mu.Unlock()
 }
 
-func (p *Pool) expired(c *PooledConn, now time.Time) bool {
+func (p *Pool) expired(c *poolEntry, now time.Time) bool {
 	if p.opts.MaxLifetime > 0 && now.Sub(c.created) > p.opts.MaxLifetime {
 		return true
 	}
@@ -375,7 +375,7 @@ func (p *Pool) maintain() {
 func (p *Pool) evictIdle() {
 	now := time.Now()
 	p.mu.Lock()
-	var old []*PooledConn
+	var old []*poolEntry
 	keep := p.idle[:0]
 	for _, c := range p.idle {
 		if p.expired(c, now) {

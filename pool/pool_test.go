@@ -283,3 +283,53 @@ func TestAutoFallsBack(t *testing.T) {
 	}
 	t.Logf("RDMA only: %v", err)
 }
+
+// TestPoolStaleHandle: a PooledConn closed once is spent. Closing or
+// discarding it again, once a later Get has the same connection, leaves
+// that Get's use alone: the connection does not go idle under it, is not
+// handed out twice, and is not closed.
+func TestPoolStaleHandle(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	ctx := context.Background()
+	a, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == a || b.Conn != a.Conn {
+		t.Fatalf("the second Get: handle %p conn %p, first %p conn %p; want a new handle for the same connection", b, b.Conn, a, a.Conn)
+	}
+	a.Close()
+	a.Discard()
+	if st := p.Stats(); st.Idle != 0 || st.InUse != 1 || st.Open != 1 {
+		t.Errorf("after the stale Close and Discard: %+v, want the one connection in use", st)
+	}
+	c, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Conn == b.Conn {
+		t.Fatal("the connection in use was handed out again")
+	}
+	if _, err := a.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write on a spent handle: %v, want net.ErrClosed", err)
+	}
+	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Read on a spent handle: %v, want net.ErrClosed", err)
+	}
+	if err := a.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("SetDeadline on a spent handle: %v, want net.ErrClosed", err)
+	}
+	ping(t, b) // untouched by all of the above
+	ping(t, c)
+	b.Close()
+	if st := p.Stats(); st.Idle != 1 || st.InUse != 1 || st.Open != 2 {
+		t.Errorf("after b's Close: %+v", st)
+	}
+}
