@@ -12,7 +12,8 @@ import (
 
 // dial opens a connection by the pool's policy. After a failed dial, the
 // next waits out a backoff (doubling from MinBackoff to MaxBackoff), within
-// ctx.
+// ctx. The pool's Close ends the wait and cancels the dial; a connection
+// dialled as the pool closed is closed, and dial returns ErrClosed.
 func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	p.mu.Lock()
 	wait := time.Until(p.nextDial)
@@ -24,12 +25,23 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
+		case <-p.stopped.Done():
+			t.Stop()
+			return nil, ErrClosed
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
 	defer cancel()
-	c, err := p.dialTransport(ctx)
+	defer context.AfterFunc(p.stopped, cancel)()
+	c, err := p.dialTransport(dctx)
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		if err == nil {
+			c.Close()
+		}
+		return nil, ErrClosed
+	}
 	if err != nil {
 		p.backoff = min(max(p.backoff*2, p.opts.MinBackoff), p.opts.MaxBackoff)
 		p.nextDial = time.Now().Add(p.backoff)

@@ -89,9 +89,10 @@ type Pool struct {
 	unhealthy  atomic.Uint64
 	evicted    atomic.Uint64
 
-	stop chan struct{}
-	done chan struct{}
-	kick chan struct{} // wakes the maintainer to top up MinIdle
+	stopped context.Context // ends when the pool closes, cancelling dials
+	stop    context.CancelFunc
+	done    chan struct{}
+	kick    chan struct{} // wakes the maintainer to top up MinIdle
 }
 
 // New returns a pool for the target; it dials MinIdle connections in the
@@ -133,8 +134,9 @@ func New(opts Options) (*Pool, error) {
 	}
 	p := &Pool{
 		opts: opts, fallbacks: map[FallbackReason]uint64{},
-		stop: make(chan struct{}), done: make(chan struct{}), kick: make(chan struct{}, 1),
+		done: make(chan struct{}), kick: make(chan struct{}, 1),
 	}
+	p.stopped, p.stop = context.WithCancel(context.Background())
 	go p.maintain()
 	return p, nil
 }
@@ -300,8 +302,9 @@ func healthy(c Conn) bool {
 	return c.SetReadDeadline(time.Time{}) == nil
 }
 
-// Close closes every idle connection and wakes every waiter; connections
-// in use are closed when they come back.
+// Close closes every idle connection, wakes every waiter and cancels the
+// dials under way (their Gets return ErrClosed); connections in use are
+// closed when they come back.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -317,7 +320,7 @@ func (p *Pool) Close() error {
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
-	close(p.stop)
+	p.stop() // wakes Gets in the dial backoff and cancels the dials under way
 	<-p.done
 	// In parallel: closing an RDMA connection waits for its teardown
 	// (tens of milliseconds under emulation), and a pool may hold many.
@@ -364,7 +367,7 @@ func (p *Pool) maintain() {
 		p.evictIdle()
 		p.topUp()
 		select {
-		case <-p.stop:
+		case <-p.stopped.Done():
 			return
 		case <-t.C:
 		case <-p.kick:
@@ -401,16 +404,7 @@ func (p *Pool) topUp() {
 		}
 		p.open++
 		p.mu.Unlock()
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-p.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		c, err := p.dial(ctx)
-		cancel()
+		c, err := p.dial(context.Background()) // the pool's Close cancels it
 		if err != nil {
 			p.release()
 			return

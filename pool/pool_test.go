@@ -333,3 +333,72 @@ func TestPoolStaleHandle(t *testing.T) {
 		t.Errorf("after b's Close: %+v", st)
 	}
 }
+
+// getAsync runs Get on its own goroutine.
+func getAsync(p *Pool, ctx context.Context) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		c, err := p.Get(ctx)
+		if c != nil {
+			c.Close()
+		}
+		errc <- err
+	}()
+	return errc
+}
+
+// TestPoolCloseEndsBackoff: Close wakes a Get that waits out the dial
+// backoff, which returns ErrClosed, not a connection dialled afterwards.
+func TestPoolCloseEndsBackoff(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	p.mu.Lock()
+	p.backoff, p.nextDial = time.Second, time.Now().Add(time.Second) // as after a failed dial
+	p.mu.Unlock()
+	errc := getAsync(p, context.Background())
+	time.Sleep(50 * time.Millisecond) // it waits out the backoff
+	start := time.Now()
+	p.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("Get in the backoff after Close: %v, want ErrClosed", err)
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("Get returned %v after Close, want at once", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get still waits 5 s after Close")
+	}
+	if st := p.Stats(); st.Open != 0 || st.Dials[TCP] != 0 {
+		t.Errorf("after Close: %+v", st)
+	}
+}
+
+// TestPoolCloseCancelsDial: Close cancels a dial under way, whose Get
+// returns ErrClosed without counting a dial error.
+func TestPoolCloseCancelsDial(t *testing.T) {
+	addr, ok := tcpFullListener(t)
+	if !ok {
+		t.Skip("could not make a connect hang on 127.0.0.1")
+	}
+	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, DialTimeout: 10 * time.Second})
+	errc := getAsync(p, context.Background())
+	time.Sleep(100 * time.Millisecond) // the connect hangs
+	start := time.Now()
+	p.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("Get dialling at Close: %v, want ErrClosed", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Get returned %v after Close, want at once", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get still dials 5 s after Close")
+	}
+	if st := p.Stats(); st.Open != 0 || st.DialErrors != 0 {
+		t.Errorf("after Close: %+v", st)
+	}
+}
