@@ -12,7 +12,8 @@ import (
 
 // dial opens a connection by the pool's policy. After a failed dial, the
 // next waits out a backoff (doubling from MinBackoff to MaxBackoff), within
-// ctx. The pool's Close ends the wait and cancels the dial; a connection
+// ctx; a dial that fails because ctx ended is not a failure of the target,
+// and neither counts nor backs off. The pool's Close ends the wait and cancels the dial; a connection
 // dialled as the pool closed is closed, and dial returns ErrClosed.
 func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	p.mu.Lock()
@@ -35,24 +36,30 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	defer context.AfterFunc(p.stopped, cancel)()
 	c, err := p.dialTransport(dctx)
 	p.mu.Lock()
-	if p.closed {
+	switch {
+	case p.closed:
 		p.mu.Unlock()
 		if err == nil {
 			c.Close()
 		}
 		return nil, ErrClosed
-	}
-	if err != nil {
+	case err != nil && ctx.Err() != nil:
+		// The caller gave up (not DialTimeout), which says nothing of the
+		// target: no dial error, no backoff.
+		p.mu.Unlock()
+		if !errors.Is(err, ctx.Err()) {
+			err = ctx.Err()
+		}
+		return nil, err
+	case err != nil:
 		p.backoff = min(max(p.backoff*2, p.opts.MinBackoff), p.opts.MaxBackoff)
 		p.nextDial = time.Now().Add(p.backoff)
-	} else {
-		p.backoff, p.nextDial = 0, time.Time{}
-	}
-	p.mu.Unlock()
-	if err != nil {
+		p.mu.Unlock()
 		p.dialErrors.Add(1)
 		return nil, err
 	}
+	p.backoff, p.nextDial = 0, time.Time{}
+	p.mu.Unlock()
 	now := time.Now()
 	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now}, nil
 }

@@ -152,6 +152,9 @@ func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 			p.waitNanos.Add(int64(time.Since(waitStart)))
 		}
 	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for {
 		p.mu.Lock()
 		if p.closed {

@@ -402,3 +402,51 @@ func TestPoolCloseCancelsDial(t *testing.T) {
 		t.Errorf("after Close: %+v", st)
 	}
 }
+
+// TestPoolCallerCancelNoBackoff: a Get whose own context ends, before or
+// during the dial, is no dial error and starts no backoff: the next Get
+// dials at once.
+func TestPoolCallerCancelNoBackoff(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MinBackoff: 10 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c, err := p.Get(ctx); !errors.Is(err, context.Canceled) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("Get with a cancelled context: %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := p.Get(ctx)
+	if err != nil {
+		t.Fatalf("Get after another's cancelled Get: %v", err)
+	}
+	ping(t, c)
+	c.Close()
+
+	addr, ok := tcpFullListener(t)
+	if !ok {
+		t.Skip("could not make a connect hang on 127.0.0.1")
+	}
+	q := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: 10 * time.Second})
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := q.Get(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Get cancelled while dialling: %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := q.Get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Get whose deadline passed while dialling: %v, want context.DeadlineExceeded", err)
+	}
+	for _, p := range []*Pool{p, q} {
+		p.mu.Lock()
+		next := p.nextDial
+		p.mu.Unlock()
+		if st := p.Stats(); st.DialErrors != 0 || !next.IsZero() {
+			t.Errorf("after Gets that gave up: %d dial errors, next dial at %v; want none and no backoff", st.DialErrors, next)
+		}
+	}
+}
