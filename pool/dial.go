@@ -34,7 +34,7 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	dctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
 	defer cancel()
 	defer context.AfterFunc(p.stopped, cancel)()
-	c, err := p.dialTransport(dctx)
+	c, fe, err := p.dialTransport(dctx)
 	p.mu.Lock()
 	switch {
 	case p.closed:
@@ -60,46 +60,58 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 	}
 	p.backoff, p.nextDial = 0, time.Time{}
 	p.mu.Unlock()
+	if fe != nil {
+		p.reportFallback(fe)
+	}
 	now := time.Now()
 	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now}, nil
 }
 
-// dialTransport dials RDMA or TCP as the policy says; Auto falls back to
-// TCP when RDMA is unavailable, records why, and sticks to TCP for
-// RDMARetryInterval.
-func (p *Pool) dialTransport(ctx context.Context) (Conn, error) {
+// dialTransport dials RDMA or TCP as the policy says. Auto falls back to
+// TCP when RDMA is unavailable and sticks to TCP for RDMARetryInterval; for
+// each TCP connection it makes meanwhile it returns the FallbackError to
+// report once the connection is the caller's.
+func (p *Pool) dialTransport(ctx context.Context) (Conn, *FallbackError, error) {
+	var fe *FallbackError
 	tryRDMA := p.opts.Policy == RDMAOnly
 	if p.opts.Policy == Auto {
 		p.mu.Lock()
-		tryRDMA = time.Now().After(p.tcpUntil)
+		tryRDMA = time.Now().After(p.tcpUntil) || p.rdmaErr == nil
+		if !tryRDMA {
+			fe = &FallbackError{Reason: p.rdmaErr.Reason, Err: p.rdmaErr.Err, Skipped: true}
+		}
 		p.mu.Unlock()
 	}
 	if tryRDMA {
 		c, err := qp.Dial(ctx, p.opts.RDMAAddr, p.opts.RDMA)
 		if err == nil {
 			p.dials[0].Add(1)
-			return rdmaConn{c}, nil
+			return rdmaConn{c}, nil, nil
 		}
 		reason := fallbackReason(err)
 		if p.opts.Policy == RDMAOnly || reason == "" {
-			return nil, err
+			return nil, nil, err
 		}
-		p.fellBack(&FallbackError{Reason: reason, Err: err})
+		fe = &FallbackError{Reason: reason, Err: err}
+		p.mu.Lock()
+		p.rdmaErr = fe
+		p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
+		p.mu.Unlock()
 	}
 	c, err := DialTCP(ctx, p.opts.Addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.dials[1].Add(1)
-	return c, nil
+	return c, fe, nil
 }
 
-// fellBack records a fallback, starts the TCP period and tells the hook.
-func (p *Pool) fellBack(fe *FallbackError) {
+// reportFallback records in Stats that a connection uses TCP although
+// RDMA was preferred, and tells the hook.
+func (p *Pool) reportFallback(fe *FallbackError) {
 	p.mu.Lock()
 	p.fallbacks[fe.Reason]++
 	p.lastFall = fe
-	p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
 	hook := p.opts.OnFallback
 	p.mu.Unlock()
 	if hook != nil {

@@ -76,7 +76,7 @@ func (d *Dialer) DialValkey(ctx context.Context, addr string, _ *net.Dialer, cfg
 		return nil, &net.OpError{Op: "dial", Net: "rdma", Err: errTLSRDMA}
 	}
 	if p.opts.Policy == Auto {
-		p.fellBack(&FallbackError{Reason: ReasonTLS, Err: errTLSRDMA})
+		p.reportFallback(&FallbackError{Reason: ReasonTLS, Err: errTLSRDMA})
 	}
 	c, err := DialTCP(ctx, addr)
 	if err != nil {

@@ -62,14 +62,20 @@ const (
 )
 
 // FallbackError says why a connection uses TCP although RDMA was preferred.
-// It is recorded in Stats and given to Options.OnFallback; falling back is
-// never silent.
+// One is recorded in Stats and given to Options.OnFallback for every such
+// connection; falling back is never silent.
 type FallbackError struct {
 	Reason FallbackReason
 	Err    error // the RDMA error
+	// Skipped says RDMA was not tried for this connection: a dial less
+	// than RDMARetryInterval before fell back, and Reason and Err are its.
+	Skipped bool
 }
 
 func (e *FallbackError) Error() string {
+	if e.Skipped {
+		return fmt.Sprintf("rdmapool: using TCP instead of RDMA (%s, not retried yet): %v", e.Reason, e.Err)
+	}
 	return fmt.Sprintf("rdmapool: using TCP instead of RDMA (%s): %v", e.Reason, e.Err)
 }
 

@@ -44,8 +44,11 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between failed dials; 0
 	// means 10 ms and 2 s.
 	MinBackoff, MaxBackoff time.Duration
-	// OnFallback, if set, is called (on the dialling goroutine) for every
-	// connection that uses TCP although RDMA was preferred.
+	// OnFallback, if set, is called (on the dialling goroutine, once the
+	// connection is made) for every connection that uses TCP although RDMA
+	// was preferred: the one whose RDMA dial failed, and each one dialled
+	// in the RDMARetryInterval that follows, which does not try RDMA again
+	// (FallbackError.Skipped).
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options
@@ -57,8 +60,8 @@ type Stats struct {
 	Waits             uint64        // Gets that had to wait for a connection
 	WaitTime          time.Duration // total time Gets waited
 	Dials             map[Transport]uint64
-	Fallbacks         map[FallbackReason]uint64
-	LastFallback      *FallbackError // nil if none
+	Fallbacks         map[FallbackReason]uint64 // connections that use TCP although RDMA was preferred, by reason
+	LastFallback      *FallbackError            // the latest of those; nil if none
 	DialErrors        uint64
 	Unhealthy         uint64 // connections found dead and closed
 	Evicted           uint64 // closed for idleness or age
@@ -76,7 +79,8 @@ type Pool struct {
 	open      int
 	waiters   []chan struct{}
 	closed    bool
-	tcpUntil  time.Time // Auto uses TCP until then, after a fallback
+	tcpUntil  time.Time      // Auto uses TCP until then, after a fallback
+	rdmaErr   *FallbackError // why the last RDMA dial fell back
 	backoff   time.Duration
 	nextDial  time.Time // after a failed dial, no new dial before this
 	lastFall  *FallbackError
