@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync/atomic"
@@ -10,12 +11,19 @@ import (
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
-// dial opens a connection by the pool's policy. After a failed dial, the
-// next waits out a backoff (doubling from MinBackoff to MaxBackoff), within
-// ctx; a dial that fails because ctx ended is not a failure of the target,
-// and neither counts nor backs off. The pool's Close ends the wait and cancels the dial; a connection
-// dialled as the pool closed is closed, and dial returns ErrClosed.
-func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
+// dialSpec says how a Get dials, for a Dialer's client library.
+type dialSpec struct {
+	nd  *net.Dialer // for TCP: its settings, and its Timeout bounds the dial
+	tls *tls.Config // TCP with TLS, whatever the policy; never reused
+}
+
+// dial opens a connection by the pool's policy, or as ds says. After a
+// failed dial, the next waits out a backoff (doubling from MinBackoff to
+// MaxBackoff), within ctx; a dial that fails because ctx ended is not a
+// failure of the target, and neither counts nor backs off. The pool's
+// Close ends the wait and cancels the dial; a connection dialled as the
+// pool closed is closed, and dial returns ErrClosed.
+func (p *Pool) dial(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
 	p.mu.Lock()
 	wait := time.Until(p.nextDial)
 	p.mu.Unlock()
@@ -31,10 +39,14 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 			return nil, ErrClosed
 		}
 	}
-	dctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	timeout := p.opts.DialTimeout
+	if ds != nil && ds.nd != nil && ds.nd.Timeout > 0 {
+		timeout = min(timeout, ds.nd.Timeout)
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer context.AfterFunc(p.stopped, cancel)()
-	c, fe, err := p.dialTransport(dctx)
+	c, fe, err := p.dialTransport(dctx, ds)
 	p.mu.Lock()
 	switch {
 	case p.closed:
@@ -64,14 +76,21 @@ func (p *Pool) dial(ctx context.Context) (*poolEntry, error) {
 		p.reportFallback(fe)
 	}
 	now := time.Now()
-	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now}, nil
+	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now, once: ds != nil && ds.tls != nil}, nil
 }
 
 // dialTransport dials RDMA or TCP as the policy says. Auto falls back to
 // TCP when RDMA is unavailable and sticks to TCP for RDMARetryInterval; for
 // each TCP connection it makes meanwhile it returns the FallbackError to
 // report once the connection is the caller's.
-func (p *Pool) dialTransport(ctx context.Context) (Conn, *FallbackError, error) {
+func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *FallbackError, error) {
+	var nd *net.Dialer
+	if ds != nil {
+		if ds.tls != nil {
+			return p.dialTLS(ctx, ds)
+		}
+		nd = ds.nd
+	}
 	var fe *FallbackError
 	tryRDMA := p.opts.Policy == RDMAOnly
 	if p.opts.Policy == Auto {
@@ -98,13 +117,46 @@ func (p *Pool) dialTransport(ctx context.Context) (Conn, *FallbackError, error) 
 		p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
 		p.mu.Unlock()
 	}
-	c, err := DialTCP(ctx, p.opts.Addr)
+	c, err := dialTCP(ctx, nd, p.opts.Addr)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.dials[1].Add(1)
 	return c, fe, nil
 }
+
+// dialTLS dials TCP and does the TLS handshake, both within ctx. Under
+// Auto, the connection is a fallback (RDMA has no TLS) to report, but the
+// pool's other dials still try RDMA. Without ServerName, the config takes
+// the target's host, as tls.Dialer does.
+func (p *Pool) dialTLS(ctx context.Context, ds *dialSpec) (Conn, *FallbackError, error) {
+	cfg := ds.tls
+	if cfg.ServerName == "" {
+		host, _, _ := net.SplitHostPort(p.opts.Addr)
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	c, err := dialTCP(ctx, ds.nd, p.opts.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc := tls.Client(c, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	p.dials[1].Add(1)
+	var fe *FallbackError
+	if p.opts.Policy == Auto {
+		fe = &FallbackError{Reason: ReasonTLS, Err: errTLSRDMA}
+	}
+	return tlsConn{tc}, fe, nil
+}
+
+// tlsConn is TLS over a TCPConn, as a Conn.
+type tlsConn struct{ *tls.Conn }
+
+func (tlsConn) Transport() Transport { return TCP }
 
 // reportFallback records in Stats that a connection uses TCP although
 // RDMA was preferred, and tells the hook.
@@ -141,6 +193,7 @@ type poolEntry struct {
 	created  time.Time
 	lastUsed time.Time
 	broken   atomic.Bool
+	once     bool // closed when it comes back, never reused (TLS)
 }
 
 // handle hands e out: a new PooledConn for this use of it.

@@ -61,34 +61,33 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	return d.dial(ctx, addr)
 }
 
-// DialValkey has the signature of valkey-go's ClientOption.DialCtxFn. With
-// a TLS config, RDMA (which has no TLS) is not used: policy RDMAOnly fails,
-// the others connect over TCP with TLS and record the fallback.
-func (d *Dialer) DialValkey(ctx context.Context, addr string, _ *net.Dialer, cfg *tls.Config) (net.Conn, error) {
-	if cfg == nil {
-		return d.dial(ctx, addr)
-	}
+// DialValkey has the signature of valkey-go's ClientOption.DialCtxFn.
+//
+// Of the *net.Dialer, a TCP dial uses every setting (LocalAddr, KeepAlive,
+// Control...), and its Timeout bounds the dial, with the Pool's
+// DialTimeout, whichever is shorter; an RDMA dial, which has no such
+// settings, takes only the Timeout. (A connection the Pool already holds
+// idle is handed out as it is.)
+//
+// With a TLS config, RDMA (which has no TLS) is not used: policy RDMAOnly
+// fails, the others connect over TCP with TLS, through the Pool (counted
+// and bounded by MaxOpen, with its dial timeout and backoff), and Auto
+// records each such connection as a fallback (ReasonTLS) without making the
+// Pool's other dials use TCP. Without a ServerName, the config takes the
+// target's host, as tls.Dialer does.
+func (d *Dialer) DialValkey(ctx context.Context, addr string, nd *net.Dialer, cfg *tls.Config) (net.Conn, error) {
 	p, err := d.Pool(addr)
 	if err != nil {
 		return nil, err
 	}
-	if p.opts.Policy == RDMAOnly {
+	if cfg != nil && p.opts.Policy == RDMAOnly {
 		return nil, &net.OpError{Op: "dial", Net: "rdma", Err: errTLSRDMA}
 	}
-	if p.opts.Policy == Auto {
-		p.reportFallback(&FallbackError{Reason: ReasonTLS, Err: errTLSRDMA})
-	}
-	c, err := DialTCP(ctx, addr)
+	c, err := p.get(ctx, &dialSpec{nd: nd, tls: cfg})
 	if err != nil {
 		return nil, err
 	}
-	p.dials[1].Add(1)
-	tc := tls.Client(c, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		tc.Close()
-		return nil, err
-	}
-	return tc, nil
+	return clientConn{c}, nil
 }
 
 func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {

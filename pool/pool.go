@@ -64,7 +64,7 @@ type Stats struct {
 	LastFallback      *FallbackError            // the latest of those; nil if none
 	DialErrors        uint64
 	Unhealthy         uint64 // connections found dead and closed
-	Evicted           uint64 // closed for idleness or age
+	Evicted           uint64 // closed for idleness or age, or for a TLS connection's place
 }
 
 // ErrClosed is returned by Get on a closed pool; it matches net.ErrClosed.
@@ -149,7 +149,14 @@ func New(opts Options) (*Pool, error) {
 // MaxOpen are open, until ctx ends. Close the connection to return it. The
 // PooledConn is new each time: once closed, it no longer touches the
 // connection, which a later Get may hand to someone else.
-func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
+func (p *Pool) Get(ctx context.Context) (*PooledConn, error) { return p.get(ctx, nil) }
+
+// get is Get, dialling as ds says when it dials (nil: the pool's way). A
+// TLS connection is dialled afresh, never reused: it takes a free place,
+// or the place of the least recently used idle connection, which it
+// closes, or waits for one.
+func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
+	fresh := ds != nil && ds.tls != nil
 	var waitStart time.Time
 	defer func() {
 		if !waitStart.IsZero() {
@@ -165,7 +172,7 @@ func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 			p.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if n := len(p.idle); n > 0 {
+		if n := len(p.idle); n > 0 && !fresh {
 			c := p.idle[n-1]
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
@@ -181,10 +188,23 @@ func (p *Pool) Get(ctx context.Context) (*PooledConn, error) {
 			}
 			return c.handle(), nil
 		}
-		if p.open < p.opts.MaxOpen {
-			p.open++
+		var lru *poolEntry
+		if p.open >= p.opts.MaxOpen && fresh && len(p.idle) > 0 {
+			lru = p.idle[0]
+			n := copy(p.idle, p.idle[1:])
+			p.idle[n] = nil
+			p.idle = p.idle[:n]
+		}
+		if lru != nil || p.open < p.opts.MaxOpen {
+			if lru == nil {
+				p.open++
+			}
 			p.mu.Unlock()
-			c, err := p.dial(ctx)
+			if lru != nil { // its place is ours
+				p.evicted.Add(1)
+				lru.conn.Close()
+			}
+			c, err := p.dial(ctx, ds)
 			if err != nil {
 				p.release()
 				return nil, err
@@ -255,7 +275,7 @@ func (p *Pool) discard(c *poolEntry) {
 
 // put returns a connection from Get.
 func (p *Pool) put(c *poolEntry) {
-	if c.broken.Load() {
+	if c.broken.Load() || c.once {
 		p.discard(c)
 		return
 	}
@@ -411,7 +431,7 @@ func (p *Pool) topUp() {
 		}
 		p.open++
 		p.mu.Unlock()
-		c, err := p.dial(context.Background()) // the pool's Close cancels it
+		c, err := p.dial(context.Background(), nil) // the pool's Close cancels it
 		if err != nil {
 			p.release()
 			return

@@ -165,6 +165,13 @@ var tcpInPool bytebufferpool.Pool
 // nothing is left behind. Errors are *net.OpError values, as the net
 // package's are; a refused connection matches syscall.ECONNREFUSED.
 func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
+	return dialTCP(ctx, nil, addr)
+}
+
+// dialTCP is DialTCP with nd's settings (LocalAddr, KeepAlive, Control and
+// the rest) if nd is not nil, but not its Timeout or Deadline: ctx alone
+// bounds the dial.
+func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error) {
 	cli, err := acquireTCPEngine()
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tcpStringAddr(addr), Err: err}
@@ -177,6 +184,10 @@ func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
 	// registers the duplicate with an event loop, closes ours, and returns
 	// once OnOpen has run.
 	var d net.Dialer
+	if nd != nil {
+		d = *nd
+		d.Timeout, d.Deadline = 0, time.Time{}
+	}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		releaseTCPEngine()
