@@ -68,6 +68,7 @@ type TCPConn struct {
 	mu      sync.Mutex
 	in      *bytebufferpool.ByteBuffer // received, unread: in.B[off:]
 	off     int
+	waiting int   // Reads waiting for data (spinning or parked)
 	closed  bool  // Close was called
 	gone    bool  // gnet closed the connection (OnClose)
 	goneErr error // the error OnClose gave, nil if we closed it
@@ -246,8 +247,13 @@ func (tc *TCPConn) RemoteAddr() net.Addr { return tc.raddr }
 // Read reads what has arrived, waiting for something if nothing has. Once
 // the peer has closed and everything is read, it returns io.EOF.
 func (tc *TCPConn) Read(p []byte) (int, error) {
+	waiting := false // counted in tc.waiting
 	for {
 		tc.mu.Lock()
+		if waiting {
+			tc.waiting--
+			waiting = false
+		}
 		if tc.closed {
 			tc.mu.Unlock()
 			return 0, tc.opError("read", net.ErrClosed)
@@ -255,6 +261,9 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 		if tc.in != nil && tc.off < len(tc.in.B) {
 			n := copy(p, tc.in.B[tc.off:])
 			tc.off += n
+			// OnTraffic signalled once for what it added; if some is left
+			// and another Read waits, this one took the signal: pass it on.
+			pass := tc.off < len(tc.in.B) && tc.waiting > 0
 			if tc.off == len(tc.in.B) {
 				tc.avail.Store(false)
 				tc.off = 0
@@ -266,6 +275,9 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 				}
 			}
 			tc.mu.Unlock()
+			if pass {
+				tc.signal()
+			}
 			return n, nil
 		}
 		if tc.gone {
@@ -273,17 +285,24 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 			tc.mu.Unlock()
 			return 0, err
 		}
-		tc.mu.Unlock()
 		if len(p) == 0 {
+			tc.mu.Unlock()
 			return 0, nil
 		}
+		tc.waiting++
+		waiting = true
+		tc.mu.Unlock()
 		if tc.spin() {
 			continue
 		}
 		select {
 		case <-tc.rdy:
+		case <-tc.goneCh: // OnClose signals once, and another Read may take it
 		case <-tc.done:
 		case <-tc.rd.Wait():
+			tc.mu.Lock()
+			tc.waiting--
+			tc.mu.Unlock()
 			return 0, tc.opError("read", os.ErrDeadlineExceeded)
 		}
 	}

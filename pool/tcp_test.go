@@ -817,3 +817,58 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestTCPConcurrentReadsWake: with two Reads parked, data for both wakes
+// both, and so does the peer's close.
+func TestTCPConcurrentReadsWake(t *testing.T) {
+	tcpLeakCheck(t, true)
+	send, bye, quit := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s := newTCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		select {
+		case <-send:
+			c.Write([]byte("ab")) // one segment, one OnTraffic
+		case <-quit:
+			return
+		}
+		select {
+		case <-bye:
+		case <-quit:
+		}
+	})
+	t.Cleanup(func() { close(quit) }) // before the server's cleanup
+	c := tcpDial(t, s.addr())
+	reads := func() <-chan error {
+		errc := make(chan error, 2)
+		for range 2 {
+			go func() {
+				b := make([]byte, 1)
+				_, err := c.Read(b)
+				errc <- err
+			}()
+		}
+		time.Sleep(100 * time.Millisecond) // both park
+		return errc
+	}
+	wait := func(what string, errc <-chan error, want error) {
+		t.Helper()
+		for range 2 {
+			select {
+			case err := <-errc:
+				if err != want {
+					t.Errorf("%s: Read = %v, want %v", what, err, want)
+				}
+			case <-time.After(3 * time.Second):
+				c.Close() // frees the Read left waiting
+				<-errc
+				t.Fatalf("%s: a second parked Read still waits after 3 s", what)
+			}
+		}
+	}
+	errc := reads()
+	close(send)
+	wait("two bytes for two Reads", errc, nil)
+	errc = reads()
+	close(bye)
+	wait("the peer closed", errc, io.EOF)
+}
