@@ -48,6 +48,19 @@ import (
 // returns a timeout, but the chunk is not withdrawn: gnet still sends it.
 // The n returned counts it, so the stream stays consistent for a caller
 // that continues with p[n:].
+//
+// Reading is not flow-controlled, and what arrives is buffered without
+// bound. gnet v2 cannot stop reading a connection (no call pauses one, its
+// poller is internal, and bytes OnTraffic leaves unconsumed go to gnet's
+// own inbound buffer, which grows the same way), so the event loop reads
+// whatever the peer sends as it arrives, and the kernel's receive window,
+// which holds back the peer of a net.Conn nobody reads, never closes. Until
+// Read drains them, all those bytes stay in the connection's buffer: a peer
+// that sends 64 MiB to a caller that does not read leaves nearly all of it
+// in user space. A Valkey client, which reads every reply, holds at most
+// the replies to the requests it has sent. There is no cap: one that failed
+// the connection would also fail a legitimate large reply read slowly
+// (valkey-server's bulk strings go up to 512 MB).
 type TCPConn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
