@@ -23,7 +23,8 @@ type Options struct {
 	// RDMAPort is the RDMA port when RDMAAddr is empty (valkey-server's
 	// --rdma-port); 0 means the TCP port.
 	RDMAPort int
-	// Policy chooses the transport; the zero value is Auto.
+	// Policy chooses the transport; the zero value is Auto, and New
+	// rejects a value other than Auto, RDMAOnly and TCPOnly.
 	Policy Policy
 	// MinIdle connections are kept open, dialled in the background.
 	MinIdle int
@@ -108,6 +109,11 @@ func New(opts Options) (*Pool, error) {
 	if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
 		return nil, fmt.Errorf("rdmapool: pool: bad Addr %q: %w", opts.Addr, err)
 	}
+	switch opts.Policy {
+	case Auto, RDMAOnly, TCPOnly:
+	default:
+		return nil, fmt.Errorf("rdmapool: pool: unknown %v", opts.Policy)
+	}
 	if opts.RDMAAddr == "" {
 		opts.RDMAAddr = opts.Addr
 		if opts.RDMAPort != 0 {
@@ -174,6 +180,7 @@ func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
 		}
 		if n := len(p.idle); n > 0 && !fresh {
 			c := p.idle[n-1]
+			p.idle[n-1] = nil // the array keeps no closed connection alive
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
 			if p.expired(c, time.Now()) {
@@ -414,6 +421,7 @@ func (p *Pool) evictIdle() {
 			keep = append(keep, c)
 		}
 	}
+	clear(p.idle[len(keep):]) // the evicted left at the tail
 	p.idle = keep
 	p.mu.Unlock()
 	for _, c := range old {

@@ -493,3 +493,56 @@ func TestAutoFallbackEveryConn(t *testing.T) {
 		t.Errorf("stats %+v, want %d fallbacks and TCP dials", st, n)
 	}
 }
+
+// TestPoolNewBadPolicy: New rejects a Policy that is none of the three.
+func TestPoolNewBadPolicy(t *testing.T) {
+	if p, err := New(Options{Addr: "127.0.0.1:1", Policy: Policy(7)}); err == nil {
+		p.Close()
+		t.Fatal("New accepted Policy(7)")
+	}
+}
+
+// TestPoolIdleSlotsCleared: taking an idle connection or evicting some
+// leaves no pointer to them past the end of the idle slice.
+func TestPoolIdleSlotsCleared(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 3})
+	ctx := context.Background()
+	var cs []*PooledConn
+	for range 3 {
+		c, err := p.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+	tailClear := func(what string) {
+		t.Helper()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for i, e := range p.idle[len(p.idle):cap(p.idle)] {
+			if e != nil {
+				t.Errorf("%s: idle slot %d past the end still holds a connection", what, len(p.idle)+i)
+			}
+		}
+	}
+	c, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tailClear("after Get")
+	c.Close()
+	p.mu.Lock()
+	for _, e := range p.idle[:2] { // the two least recently used
+		e.lastUsed = time.Now().Add(-time.Hour)
+	}
+	p.mu.Unlock()
+	p.evictIdle()
+	if st := p.Stats(); st.Idle != 1 || st.Evicted != 2 {
+		t.Errorf("after evicting two: %+v", st)
+	}
+	tailClear("after evictIdle")
+}
