@@ -55,6 +55,7 @@ type Conn struct {
 	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
 	readDL   deadline.Deadline
 	rxPassed time.Time // a waiting reader last let the netpoller run (see spin)
+	leased   int       // the length of the slice Lease returned (rmu)
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -66,6 +67,7 @@ type Conn struct {
 	armLenKey atomic.Uint64 // length<<32 | rkey
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
 	txPassed  time.Time     // a waiting writer last let the netpoller run (wmu; see spin)
+	reserved  int           // the length of the slice Reserve returned (wmu)
 	parked    atomic.Int32  // readers and writers waiting for the reactor (park)
 
 	// The send queue: smu serialises posting and the accounting.
@@ -304,6 +306,7 @@ func (c *Conn) Lease() ([]byte, error) {
 		c.rmu.Unlock()
 		return nil, err
 	}
+	c.leased = len(b)
 	c.leaseHeld.Store(true)
 	return b, nil
 }
@@ -315,7 +318,7 @@ func (c *Conn) Release(n int) error {
 		return errors.New("rdma: Release without a Lease")
 	}
 	defer c.rmu.Unlock()
-	if n < 0 || n > len(c.rxRing.Readable()) {
+	if n < 0 || n > c.leased {
 		return errors.New("rdma: Release of more than was leased")
 	}
 	return c.consume(n)
@@ -397,12 +400,16 @@ func (c *Conn) Write(p []byte) (int, error) {
 // call Commit with the number of bytes filled; until then the slice is valid
 // and other writes wait.
 func (c *Conn) Reserve(n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errors.New("rdma: Reserve of a negative length")
+	}
 	c.wmu.Lock()
 	b, err := c.reserve(n)
 	if err != nil {
 		c.wmu.Unlock()
 		return nil, err
 	}
+	c.reserved = len(b)
 	c.reserveHeld.Store(true)
 	return b, nil
 }
@@ -417,7 +424,7 @@ func (c *Conn) Commit(n int) error {
 	if n == 0 {
 		return nil
 	}
-	if n < 0 || n > c.res.tx.Available() {
+	if n < 0 || n > c.reserved {
 		return errors.New("rdma: Commit of more than was reserved")
 	}
 	return c.commit(n)

@@ -639,3 +639,41 @@ func TestZeroCopy(t *testing.T) {
 		t.Error("Release without a Lease succeeded")
 	}
 }
+
+// TestZeroCopyBadLengths: Reserve of a negative length, and Commit or
+// Release of more than was reserved or leased, are errors that send or
+// consume nothing, and end the reservation or lease.
+func TestZeroCopyBadLengths(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+	if _, err := cli.Reserve(-1); err == nil {
+		t.Error("Reserve(-1) succeeded")
+	}
+	b, err := cli.Reserve(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Commit(len(b) + 1); err == nil {
+		t.Error("Commit of more than was reserved succeeded")
+	}
+	if _, err := cli.Write([]byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	b, err = srv.Lease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "abc" {
+		t.Fatalf("leased %q, want only what Write sent", b)
+	}
+	if err := srv.Release(len(b) + 1); err == nil {
+		t.Error("Release of more than was leased succeeded")
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(srv, got); err != nil || string(got) != "abc" {
+		t.Fatalf("after the bad Release, read %q, %v; want the bytes again", got, err)
+	}
+}
