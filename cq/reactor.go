@@ -148,6 +148,7 @@ type entry struct {
 	channel uintptr // completion channel, or 0
 	ops     *verbs.ContextOps
 	live    bool
+	addErr  error // Add's entry only: why the reactor could not add it
 }
 
 type op struct {
@@ -259,7 +260,7 @@ func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
 	if !ok {
 		return Registration{}, errors.New("cq: reactor is closed")
 	}
-	return reg, nil
+	return reg, e.addErr
 }
 
 // Remove unregisters a CQ. When it returns, the reactor no longer polls the
@@ -574,7 +575,9 @@ func (r *Reactor) applyOps() (stop bool) {
 	for _, o := range ops {
 		switch {
 		case o.add != nil:
-			o.done <- r.addEntry(*o.add)
+			reg, err := r.addEntry(*o.add)
+			o.add.addErr = err // read by Add once done is received
+			o.done <- reg
 		case o.stop:
 			stop = true
 			o.done <- Registration{}
@@ -588,7 +591,7 @@ func (r *Reactor) applyOps() (stop bool) {
 	return stop
 }
 
-func (r *Reactor) addEntry(e entry) Registration {
+func (r *Reactor) addEntry(e entry) (Registration, error) {
 	var slot uint32
 	if n := len(r.free); n > 0 {
 		slot = r.free[n-1]
@@ -601,11 +604,16 @@ func (r *Reactor) addEntry(e entry) Registration {
 	}
 	if e.channel != 0 {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
-		unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, verbs.CompChannelFD(e.channel), &ev)
+		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, verbs.CompChannelFD(e.channel), &ev); err != nil {
+			// Without it the CQ's events would never wake the reactor.
+			r.entries[slot].live, r.entries[slot].h = false, nil
+			r.free = append(r.free, slot)
+			return Registration{}, fmt.Errorf("cq: adding the completion channel to the reactor's epoll set: %w", os.NewSyscallError("epoll_ctl", err))
+		}
 	}
 	r.live = append(r.live, slot)
 	r.cqs.Add(1)
-	return Registration{slot: slot, gen: e.gen}
+	return Registration{slot: slot, gen: e.gen}, nil
 }
 
 func (r *Reactor) removeSlot(slot uint32) {
