@@ -86,13 +86,17 @@ func (l *Listener) Accept() (net.Conn, error) { return l.AcceptConn(context.Back
 func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
 	select {
 	case c := <-l.acceptQ:
-		l.untrack(c)
-		return c, nil
+		// A connection the listener's shutdown has taken to close is not
+		// handed out.
+		if l.claim(c) {
+			return c, nil
+		}
 	case <-l.done:
-		return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: l.err}
 	case <-ctx.Done():
 		return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: ctx.Err()}
 	}
+	<-l.done
+	return nil, &net.OpError{Op: "accept", Net: "rdma", Addr: l.addr, Err: l.err}
 }
 
 // Close stops listening and closes the connections not yet accepted.
@@ -215,6 +219,20 @@ func (l *Listener) untrack(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.pending, c)
+}
+
+// claim takes c, from the accept queue, off the listener's hands; it
+// reports false if the listener has shut down, which closes every
+// connection not yet accepted. (One that failed while queued has left
+// pending already, and is handed out: its calls return its error.)
+func (l *Listener) claim(c *Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		return false
+	}
+	delete(l.pending, c)
+	return true
 }
 
 // deliver queues an established connection for Accept; with the backlog
