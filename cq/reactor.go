@@ -268,7 +268,10 @@ func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
 func (r *Reactor) Remove(reg Registration) { r.do(op{remove: reg}) }
 
 // Close stops the reactor and waits for its goroutine to end. CQs still
-// registered are no longer polled; Close does not destroy them.
+// registered are no longer polled; Close does not destroy them. Remove
+// every CQ first: an owner still using the reactor (Inline.BeforePark)
+// may write to its wake-up eventfd after Close has closed it, and that
+// file descriptor number may by then belong to another file.
 func (r *Reactor) Close() {
 	r.do(op{stop: true})
 	<-r.done

@@ -31,7 +31,8 @@ type Options struct {
 	LocalAddr netip.Addr
 	// Reactor polls the connection's completion queue. nil means the
 	// process-wide reactor, started with the first connection and
-	// stopped with the last.
+	// stopped with the last. A Reactor given here must outlive every
+	// connection that uses it: close them before it.
 	Reactor *cq.Reactor
 	// ReactorOptions configure the process-wide reactor when this
 	// connection starts it.
