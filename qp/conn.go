@@ -297,8 +297,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Lease waits for received data and returns it without copying: a slice of
 // the registered receive buffer. The slice stays valid, and other reads wait,
-// until Release; the peer cannot overwrite it before then. Release must
-// follow every successful Lease, from the same goroutine or another.
+// until Release; a peer that keeps to the protocol cannot overwrite it
+// before then (the buffer stays remotely writable, so one that does not
+// could). Release must follow every successful Lease, from the same
+// goroutine or another.
 func (c *Conn) Lease() ([]byte, error) {
 	c.rmu.Lock()
 	b, err := c.readable()
