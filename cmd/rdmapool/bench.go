@@ -37,6 +37,11 @@ it says which transport ran and why.
 side by side with the ratios rdma/tcp. When RDMA cannot be used it still
 runs TCP, says why RDMA did not run, and exits 1.
 
+A server that sends no reply for --timeout (10 s) ends the run with an
+error; with --duration, a request still in flight at the end gets at most
+the duration, or 1 s, more. SIGINT or SIGTERM stops the run; a second one
+kills the process.
+
 --plot FILE writes, after the run, HdrHistogram's latency-by-percentile
 plot of every test over every transport that ran, SVG or PNG by FILE's
 extension.
@@ -59,7 +64,7 @@ type benchFlags struct {
 	quiet, csv, json           bool
 	transport                  string
 	plot                       string
-	duration, warmup           time.Duration
+	duration, warmup, timeout  time.Duration
 	embedded, hostSet, portSet bool
 
 	policy pool.Policy
@@ -88,6 +93,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
+	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
 	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	return fs
@@ -138,6 +144,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("--duration %v must not be negative", f.duration)
 	case f.warmup < 0:
 		return nil, fmt.Errorf("--warmup %v must not be negative", f.warmup)
+	case f.timeout <= 0:
+		return nil, fmt.Errorf("--timeout %v must be positive", f.timeout)
 	case f.threads < 0:
 		return nil, fmt.Errorf("--threads %d must not be negative", f.threads)
 	case f.csv && f.json:
@@ -168,10 +176,12 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	return f, nil
 }
 
-// benchCmd is `rdmapool bench`; SIGINT and SIGTERM stop it.
+// benchCmd is `rdmapool bench`; SIGINT and SIGTERM stop it, and a second
+// one kills it.
 func benchCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop) // the signals' default action again
 	return bench(ctx, args, stdout, stderr, isTerminal(stdout))
 }
 
@@ -207,7 +217,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 	cfg := benchrun.Config{
 		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy,
 		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
-		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup,
+		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
 	}
 	server := cfg.Addr
 	// rdmaDown, when set, is why RDMA cannot run before anything is dialled

@@ -6,14 +6,18 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,5 +388,100 @@ func TestBenchRealServer(t *testing.T) {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, ":"))); err != nil || n == 0 {
 		t.Errorf("DBSIZE after the run: %q, %v; want keys", line, err)
+	}
+}
+
+// silentServer accepts connections and reads what they send, but never
+// replies: a server that is stuck.
+func silentServer(t *testing.T) (port string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { io.Copy(io.Discard, c) })
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestBenchStalled: against a server that never replies, --timeout and
+// --duration end the run with an error, and an interrupt stops it.
+func TestBenchStalled(t *testing.T) {
+	port := silentServer(t)
+	base := []string{"-p", port, "-t", "ping_inline", "-n", "100", "-c", "2", "-q"}
+	for _, tc := range []struct {
+		args   []string
+		within time.Duration
+	}{
+		{[]string{"--timeout", "300ms"}, 2 * time.Second},
+		{[]string{"--duration", "500ms"}, 3 * time.Second},
+	} {
+		start := time.Now()
+		code, _, stderr := runBench(t, append(base, tc.args...)...)
+		took := time.Since(start)
+		if code != 1 || !strings.HasPrefix(stderr, "rdmapool bench: PING_INLINE: no reply from the server for ") || strings.Count(stderr, "\n") != 1 || took > tc.within {
+			t.Errorf("bench %q: exit %d after %v, stderr %q", tc.args, code, took, stderr)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := bench(ctx, base, &out, &errb, false)
+	if took := time.Since(start); code != 1 || errb.String() != "rdmapool bench: interrupted\n" || took > 2*time.Second {
+		t.Errorf("interrupted: exit %d after %v, stderr %q", code, took, errb.String())
+	}
+}
+
+// TestBenchSignal: SIGINT stops the binary stuck on a server that never
+// replies.
+func TestBenchSignal(t *testing.T) {
+	bin := buildBinary(t)
+	port := silentServer(t)
+	cmd := exec.Command(bin, "bench", "-p", port, "-t", "ping_inline", "-n", "100", "-c", "2", "-q")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitFor(t, func() string { return stdout.String() + stderr.String() }, regexp.MustCompile(`transport: tcp`))
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != "rdmapool bench: interrupted\n" {
+			t.Errorf("after SIGINT: %v, stderr %q", err, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("rdmapool bench did not stop after SIGINT")
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -328,4 +331,82 @@ func BenchmarkSkipReply(b *testing.B) {
 			off += n
 		}
 	}
+}
+
+// silentServer accepts connections and reads what they send, but never
+// replies: a server that is stuck.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { io.Copy(io.Discard, c) })
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return l.Addr().String()
+}
+
+// TestRunStalled: a server that never replies ends the run with a
+// StallError after Timeout, or, with a duration, soon after its end; and
+// cancelling the context unblocks the clients at once.
+func TestRunStalled(t *testing.T) {
+	addr := silentServer(t)
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		within time.Duration
+	}{
+		{"timeout", func(c *Config) { c.Timeout = 300 * time.Millisecond }, 2 * time.Second},
+		{"duration", func(c *Config) { c.Duration = 200 * time.Millisecond }, 2500 * time.Millisecond},
+		{"warmup", func(c *Config) { c.Warmup = 200 * time.Millisecond }, 2500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig(addr, pool.TCPOnly, "ping_inline")
+			cfg.Clients = 3
+			tc.mod(&cfg)
+			start := time.Now()
+			_, err := Run(context.Background(), cfg)
+			took := time.Since(start)
+			var se *StallError
+			if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "PING_INLINE") || !strings.Contains(err.Error(), "no reply from the server for ") {
+				t.Errorf("err %v, want a StallError", err)
+			}
+			if took > tc.within {
+				t.Errorf("the run took %v, want at most %v", took, tc.within)
+			}
+		})
+	}
+
+	t.Run("cancel", func(t *testing.T) {
+		cfg := smallConfig(addr, pool.TCPOnly, "ping_inline")
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg.OnConnect = func(*Outcome) { time.AfterFunc(100*time.Millisecond, cancel) }
+		start := time.Now()
+		_, err := Run(ctx, cfg)
+		if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 2*time.Second {
+			t.Errorf("cancelled after 100ms: err %v after %v, want context.Canceled soon", err, took)
+		}
+	})
 }

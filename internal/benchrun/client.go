@@ -21,11 +21,21 @@ const (
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histSigFigs) }
 
+// conn is what a client needs of its connection: a pool.PooledConn, or any
+// net.Conn.
+type conn interface {
+	io.ReadWriter
+	SetDeadline(time.Time) error
+}
+
+// epoch is the origin of client.busy's times (monotonic).
+var epoch = time.Now()
+
 // client sends one test's requests on one connection: pipelines of up to P
 // requests written from a reused buffer, replies parsed in place from
 // another. Nothing is allocated per request.
 type client struct {
-	conn io.ReadWriter
+	conn conn
 
 	out     []byte // P copies of the request
 	reqLen  int    // length of one request
@@ -37,12 +47,17 @@ type client struct {
 	rng  uint64
 	hist *hdrhistogram.Histogram
 	done atomic.Uint64 // requests completed, read by the progress display
+	// busy is, while a batch is in flight, 1 + the time of its last
+	// progress (its write, or a read that got bytes) in nanoseconds since
+	// epoch; 0 between batches. The watchdog reads it to find a server
+	// that stopped replying.
+	busy atomic.Int64
 
 	errs     uint64
 	firstErr string
 }
 
-func newClient(conn io.ReadWriter, seed uint64) *client {
+func newClient(conn conn, seed uint64) *client {
 	return &client{conn: conn, in: make([]byte, 64<<10), rng: seed | 1, hist: newHist()}
 }
 
@@ -56,6 +71,7 @@ func (c *client) prepare(req []byte, pipeline int) {
 	}
 	c.hist.Reset()
 	c.done.Store(0)
+	c.busy.Store(0)
 	c.errs, c.firstErr = 0, ""
 }
 
@@ -89,6 +105,8 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 		}
 	}
 	start := time.Now()
+	since := int64(start.Sub(epoch)) + 1
+	c.busy.Store(since)
 	if _, err := c.conn.Write(buf); err != nil {
 		return err
 	}
@@ -115,6 +133,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			}
 		}
 		if got == k {
+			c.busy.Store(0)
 			c.done.Add(uint64(k))
 			return nil
 		}
@@ -131,6 +150,9 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 		n, err := c.conn.Read(c.in[c.w:])
 		c.w += n
 		lat = int64(time.Since(start))
+		if n > 0 {
+			c.busy.Store(since + lat)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("server closed the connection: %w", err)

@@ -46,6 +46,12 @@ type Config struct {
 	ProgressTransport bool
 	// DialTimeout bounds the connecting of all clients; 0 means 10 s.
 	DialTimeout time.Duration
+	// Timeout ends the run with a *StallError when a client waits this
+	// long for the server with no byte of reply; 0 means DefaultTimeout.
+	// After Duration has passed, a request still in flight gets at most
+	// max(Duration, 1 s), within Timeout, so that a server that stopped
+	// replying ends a timed run soon after its end.
+	Timeout time.Duration
 	// OnConnect, when set, is called once every client is connected, with
 	// the Outcome's transport and reason filled in.
 	OnConnect func(*Outcome)
@@ -85,6 +91,19 @@ type Outcome struct {
 	Results  []Result `json:"results"`
 }
 
+// DefaultTimeout is Config.Timeout's default.
+const DefaultTimeout = 10 * time.Second
+
+// StallError ends a run whose server stopped replying: a client got no
+// byte of reply for For.
+type StallError struct {
+	For time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("no reply from the server for %v", e.For.Round(100*time.Millisecond))
+}
+
 // ConnectError is a failure to connect the clients.
 type ConnectError struct {
 	Addr string
@@ -106,6 +125,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("data size must not be negative, not %d", cfg.DataSize)
 	case cfg.Keyspace < 0:
 		return fmt.Errorf("keyspace must not be negative, not %d", cfg.Keyspace)
+	case cfg.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative, not %v", cfg.Timeout)
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
@@ -178,7 +199,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if cfg.ProgressTransport {
 			name += " (" + string(out.Transport) + ")"
 		}
-		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: name})
+		requests := cfg.Requests
+		if cfg.Duration > 0 {
+			requests = 0
+		}
+		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: requests, name: name})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", t.Name, err)
 		}
@@ -235,8 +260,65 @@ type phase struct {
 	name     string // the progress bar's description
 }
 
-// runTest runs one phase of one test on every client.
+// stopper ends a phase early, once: it keeps the first reason and unblocks
+// every client by expiring its connection's deadlines, so that a Read or
+// Write waiting for a server that does not answer returns at once.
+type stopper struct {
+	once    sync.Once
+	stopped atomic.Bool
+	err     error // the reason; read once the clients and watchdog are done
+	clients []*client
+}
+
+func (s *stopper) stop(err error) {
+	s.once.Do(func() {
+		s.err = err
+		s.stopped.Store(true)
+		past := time.Unix(1, 0)
+		for _, c := range s.clients {
+			c.conn.SetDeadline(past)
+		}
+	})
+}
+
+// watchdog stops s when ctx ends or when a client has waited for the server
+// longer than its limit (stall, or after end, endStall), checking every
+// tick, until done is closed; it closes exited when it returns.
+func watchdog(ctx context.Context, s *stopper, stall, endStall time.Duration, end time.Time, done, exited chan struct{}) {
+	defer close(exited)
+	tick := min(100*time.Millisecond, max(stall/4, time.Millisecond))
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			s.stop(ctx.Err())
+			return
+		case now := <-t.C:
+			limit := stall
+			if !end.IsZero() && now.After(end) {
+				limit = endStall
+			}
+			at := int64(now.Sub(epoch))
+			for _, c := range s.clients {
+				if b := c.busy.Load(); b != 0 && time.Duration(at-(b-1)) > limit {
+					s.stop(&StallError{For: time.Duration(at - (b - 1))})
+					return
+				}
+			}
+		}
+	}
+}
+
+// runTest runs one phase of one test on every client. A phase with a
+// duration runs until then, each client at least one batch; with requests,
+// until that many are done; with both, until the first of the two.
 func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph phase) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, c := range clients {
 		c.prepare(req, cfg.Pipeline)
 	}
@@ -247,26 +329,31 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	if ph.duration > 0 {
 		deadline = start.Add(ph.duration)
 	}
-	var failed atomic.Bool
-	errs := make([]error, len(clients))
+	stall := cfg.Timeout
+	if stall <= 0 {
+		stall = DefaultTimeout
+	}
+	s := &stopper{clients: clients}
+	watchDone, watchExited := make(chan struct{}), make(chan struct{})
+	go watchdog(ctx, s, stall, min(stall, max(ph.duration, time.Second)), deadline, watchDone, watchExited)
 	var wg sync.WaitGroup
-	for i, c := range clients {
+	for _, c := range clients {
 		wg.Go(func() {
 			P := int64(cfg.Pipeline)
-			for !failed.Load() && ctx.Err() == nil {
+			for !s.stopped.Load() {
 				k := P
-				if deadline.IsZero() {
+				if ph.requests > 0 {
 					left := remaining.Add(-P) + P
 					if left <= 0 {
 						return
 					}
 					k = min(P, left)
-				} else if time.Now().After(deadline) {
-					return
 				}
 				if err := c.batch(int(k), uint64(cfg.Keyspace), ph.record); err != nil {
-					errs[i] = err
-					failed.Store(true)
+					s.stop(err)
+					return
+				}
+				if !deadline.IsZero() && time.Now().After(deadline) {
 					return
 				}
 			}
@@ -275,14 +362,11 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	stopProgress := progress(cfg.Progress, ph, clients)
 	wg.Wait()
 	elapsed := time.Since(start)
+	close(watchDone)
+	<-watchExited
 	stopProgress()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if s.err != nil {
+		return nil, s.err
 	}
 	if !ph.record {
 		return nil, nil
