@@ -47,7 +47,8 @@ plot of every test over every transport that ran, SVG or PNG by FILE's
 extension.
 
 Tests (-t): ping (ping_inline and ping_mbulk), set, get, incr, lpush, lpop,
-mset. Exit status: 0 done, 1 a run failed (cannot connect, a server or
+mset. As valkey-benchmark, it stops at the server's first error reply.
+Exit status: 0 done, 1 a run failed (cannot connect, an error reply, a
 transport error), 2 bad flags.
 
 flags:
@@ -300,8 +301,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		return nil
 	}
 	runErr := func(err error) int {
-		if ctx.Err() != nil {
+		var se *benchrun.ServerError
+		switch {
+		case ctx.Err() != nil:
 			return fail("interrupted")
+		case errors.As(err, &se):
+			return fail("%v", se) // as valkey-benchmark: "error from server: ..."
 		}
 		return fail("%v", err)
 	}
@@ -344,6 +349,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 			return fail("interrupted")
 		default:
 			var ce *benchrun.ConnectError
+			var se *benchrun.ServerError
+			if errors.As(err, &se) {
+				return runErr(err)
+			}
 			if !errors.As(err, &ce) {
 				return fail("rdma: %v", err)
 			}

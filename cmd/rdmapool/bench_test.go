@@ -485,3 +485,46 @@ func TestBenchSignal(t *testing.T) {
 		t.Fatal("rdmapool bench did not stop after SIGINT")
 	}
 }
+
+// TestBenchServerErrors: as valkey-benchmark, the first error reply of a
+// real valkey-server stops the run: "error from server: ..." on stderr,
+// exit 1; so does a server at maxclients, which replies with an error and
+// closes, and one that wants a password.
+func TestBenchServerErrors(t *testing.T) {
+	addr := testutil.ValkeyServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	do := func(cmd string) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := r.ReadString('\n'); err != nil || line[0] == '-' {
+			t.Fatalf("%s: %q, %v", cmd, line, err)
+		}
+	}
+	do("LPUSH key:__rand_int__ x")
+	for _, tc := range []struct {
+		setup string
+		args  []string
+		want  string
+	}{
+		{"", []string{"-t", "get", "-n", "100", "-c", "2"}, "WRONGTYPE Operation against a key holding the wrong kind of value"},
+		{"CONFIG SET maxclients 2", []string{"-t", "ping_mbulk", "-n", "100", "-c", "5"}, "ERR max number of clients reached"},
+		{"CONFIG SET requirepass secret", []string{"-t", "set", "-n", "100", "-c", "1", "--csv"}, "NOAUTH Authentication required."},
+	} {
+		if tc.setup != "" {
+			do(tc.setup)
+		}
+		code, stdout, stderr := runBench(t, append([]string{"-p", port, "--transport", "tcp", "-q"}, tc.args...)...)
+		if code != 1 || !strings.HasSuffix("\n"+stderr, "\nrdmapool bench: error from server: "+tc.want+"\n") || strings.Contains(stdout, "requests per second") {
+			t.Errorf("bench %q: exit %d, stdout %q, stderr %q", tc.args, code, stdout, stderr)
+		}
+	}
+}

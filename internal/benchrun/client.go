@@ -26,7 +26,21 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, his
 type conn interface {
 	io.ReadWriter
 	SetDeadline(time.Time) error
+	SetReadDeadline(time.Time) error
 }
+
+// ServerError is an error reply: the run stops at the first, as
+// valkey-benchmark's does.
+type ServerError struct {
+	Msg string // the error's text, without the leading '-'
+}
+
+func (e *ServerError) Error() string { return "error from server: " + e.Msg }
+
+// pendingWait is how long a client whose write failed waits for an error
+// reply that says why (the server's "-ERR max number of clients reached"
+// before it closes).
+const pendingWait = 100 * time.Millisecond
 
 // epoch is the origin of client.busy's times (monotonic).
 var epoch = time.Now()
@@ -52,9 +66,9 @@ type client struct {
 	// epoch; 0 between batches. The watchdog reads it to find a server
 	// that stopped replying.
 	busy atomic.Int64
-
-	errs     uint64
-	firstErr string
+	// stopped, when set, says the phase is being stopped: the client's
+	// errors are then the stop's doing.
+	stopped *atomic.Bool
 }
 
 func newClient(conn conn, seed uint64) *client {
@@ -72,7 +86,6 @@ func (c *client) prepare(req []byte, pipeline int) {
 	c.hist.Reset()
 	c.done.Store(0)
 	c.busy.Store(0)
-	c.errs, c.firstErr = 0, ""
 }
 
 // next returns the next pseudo-random number (xorshift64*).
@@ -93,7 +106,8 @@ func putNum(b []byte, v uint64) {
 
 // batch sends k requests (k ≤ the pipeline) and reads their k replies,
 // recording each reply's latency from the write when record is set. With a
-// keyspace, each placeholder gets a random number below it.
+// keyspace, each placeholder gets a random number below it. An error reply
+// ends it with a *ServerError.
 func (c *client) batch(k int, keyspace uint64, record bool) error {
 	buf := c.out[:k*c.reqLen]
 	if keyspace > 0 {
@@ -108,6 +122,9 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
 	if _, err := c.conn.Write(buf); err != nil {
+		if se := c.pendingError(); se != nil {
+			return se
+		}
 		return err
 	}
 	var lat int64
@@ -121,10 +138,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 				break
 			}
 			if isErr {
-				c.errs++
-				if c.firstErr == "" {
-					c.firstErr = trimCRLF(c.in[c.r : c.r+n])
-				}
+				return &ServerError{Msg: errorText(c.in[c.r : c.r+n])}
 			}
 			c.r += n
 			got++
@@ -160,6 +174,46 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			return err
 		}
 	}
+}
+
+// pendingError reads, for a little while, what the server sent before the
+// connection failed, and returns its first reply if that is an error.
+func (c *client) pendingError() *ServerError {
+	if c.stopped != nil && c.stopped.Load() {
+		return nil
+	}
+	if c.conn.SetReadDeadline(time.Now().Add(pendingWait)) != nil {
+		return nil
+	}
+	for {
+		n, isErr, err := skipReply(c.in[c.r:c.w])
+		switch {
+		case err != nil:
+			return nil
+		case n > 0 && isErr:
+			return &ServerError{Msg: errorText(c.in[c.r : c.r+n])}
+		case n > 0 || c.w == len(c.in):
+			return nil
+		}
+		m, err := c.conn.Read(c.in[c.w:])
+		c.w += m
+		if m == 0 && err != nil {
+			return nil
+		}
+	}
+}
+
+// errorText is the message of an error reply: a simple error's line
+// without its '-', or a bulk error's string, cut to 200 bytes.
+func errorText(reply []byte) string {
+	if len(reply) > 0 && reply[0] == '!' {
+		if i := lineEnd(reply); i >= 0 {
+			reply = reply[i+2:]
+		}
+	} else if len(reply) > 0 {
+		reply = reply[1:]
+	}
+	return trimCRLF(reply)
 }
 
 func trimCRLF(b []byte) string {

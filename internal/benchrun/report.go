@@ -26,9 +26,6 @@ func WriteText(w io.Writer, o *Outcome, r *Result) {
 		fmt.Fprintf(w, "  pipeline: %d\n", o.Pipeline)
 	}
 	fmt.Fprintf(w, "  transport: %s\n", o.Transport)
-	if r.Errors > 0 {
-		fmt.Fprintf(w, "  errors: %d (first: %s)\n", r.Errors, r.FirstError)
-	}
 	fmt.Fprintf(w, "\nLatency by percentile distribution:\n")
 	if r.Hist != nil {
 		brackets := r.Hist.CumulativeDistribution()
@@ -52,11 +49,7 @@ func WriteText(w io.Writer, o *Outcome, r *Result) {
 
 // WriteQuiet writes one test's line, as -q does.
 func WriteQuiet(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "%s: %.2f requests per second, p50=%.3f msec", r.Test, r.RPS, r.P50Ms)
-	if r.Errors > 0 {
-		fmt.Fprintf(w, " (%d errors, first: %s)", r.Errors, r.FirstError)
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s: %.2f requests per second, p50=%.3f msec\n", r.Test, r.RPS, r.P50Ms)
 }
 
 // CSVRecord is one test's --csv row; suffix is added to the test's name.

@@ -61,18 +61,16 @@ type Config struct {
 
 // Result is one test's outcome. Latencies are in milliseconds.
 type Result struct {
-	Test       string  `json:"test"`
-	Requests   uint64  `json:"requests"`
-	Seconds    float64 `json:"seconds"`
-	RPS        float64 `json:"rps"`
-	AvgMs      float64 `json:"avg_latency_ms"`
-	MinMs      float64 `json:"min_latency_ms"`
-	P50Ms      float64 `json:"p50_latency_ms"`
-	P95Ms      float64 `json:"p95_latency_ms"`
-	P99Ms      float64 `json:"p99_latency_ms"`
-	MaxMs      float64 `json:"max_latency_ms"`
-	Errors     uint64  `json:"errors"`
-	FirstError string  `json:"first_error,omitempty"`
+	Test     string  `json:"test"`
+	Requests uint64  `json:"requests"`
+	Seconds  float64 `json:"seconds"`
+	RPS      float64 `json:"rps"`
+	AvgMs    float64 `json:"avg_latency_ms"`
+	MinMs    float64 `json:"min_latency_ms"`
+	P50Ms    float64 `json:"p50_latency_ms"`
+	P95Ms    float64 `json:"p95_latency_ms"`
+	P99Ms    float64 `json:"p99_latency_ms"`
+	MaxMs    float64 `json:"max_latency_ms"`
 
 	Hist *hdrhistogram.Histogram `json:"-"` // nanoseconds
 }
@@ -319,8 +317,10 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s := &stopper{clients: clients}
 	for _, c := range clients {
 		c.prepare(req, cfg.Pipeline)
+		c.stopped = &s.stopped
 	}
 	var remaining atomic.Int64
 	remaining.Store(int64(ph.requests))
@@ -333,7 +333,6 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	if stall <= 0 {
 		stall = DefaultTimeout
 	}
-	s := &stopper{clients: clients}
 	watchDone, watchExited := make(chan struct{}), make(chan struct{})
 	go watchdog(ctx, s, stall, min(stall, max(ph.duration, time.Second)), deadline, watchDone, watchExited)
 	var wg sync.WaitGroup
@@ -375,10 +374,6 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	res := &Result{Hist: h, Seconds: elapsed.Seconds()}
 	for _, c := range clients {
 		h.Merge(c.hist)
-		res.Errors += c.errs
-		if res.FirstError == "" {
-			res.FirstError = c.firstErr
-		}
 	}
 	res.Requests = uint64(h.TotalCount())
 	res.RPS = float64(res.Requests) / elapsed.Seconds()
