@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -26,7 +27,9 @@ const benchUsage = `usage: rdmapool bench [flags]
 Load-tests a Valkey-compatible server the way valkey-benchmark does: -c
 clients, each on its own connection from an rdmapool pool, send -n requests
 per test, -P at a time, and the throughput and latency percentiles of each
-test are reported.
+test are reported. -c is bounded by the open files allowed (ulimit -n),
+-P by -n, and runs whose clients would need more than 2 GiB of buffers
+(-c × -P × the request's size, with -d) are refused.
 
 With neither -h nor -p it starts the embedded server in this process (TCP on
 127.0.0.1, and RDMA on the first active RDMA port's IPv4 address, or
@@ -133,6 +136,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("--rdma-port %d is not a port (1 to 65535, or 0 for -p)", f.rdmaPort)
 	case f.clients < 1:
 		return nil, fmt.Errorf("-c %d: need at least 1 client", f.clients)
+	case f.clients > maxClients(f.embedded):
+		return nil, fmt.Errorf("-c %d: more connections than the %d files this process may open allow (ulimit -n); raise the limit or lower -c", f.clients, openFilesLimit())
 	case f.requests < 1 && f.duration <= 0:
 		return nil, fmt.Errorf("-n %d: need at least 1 request", f.requests)
 	case f.size < 0 || f.size > 512<<20:
@@ -207,6 +212,19 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		fmt.Fprintf(stderr, "rdmapool bench: %v (rdmapool bench --help for usage)\n", err)
 		return 2
 	}
+	cfg := benchrun.Config{
+		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy,
+		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
+		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
+	}
+	if err := cfg.Check(); err != nil { // and -P is at most -n
+		var me *benchrun.MemoryError
+		if errors.As(err, &me) {
+			err = fmt.Errorf("%v: lower -c, -P or -d", err)
+		}
+		fmt.Fprintf(stderr, "rdmapool bench: %v (rdmapool bench --help for usage)\n", err)
+		return 2
+	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rdmapool bench: "+format+"\n", a...)
 		return 1
@@ -215,11 +233,6 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.threads))
 	}
 
-	cfg := benchrun.Config{
-		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy,
-		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
-		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
-	}
 	server := cfg.Addr
 	// rdmaDown, when set, is why RDMA cannot run before anything is dialled
 	// (the embedded server has no RDMA listener).
@@ -293,7 +306,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		if f.duration > 0 {
 			per = f.duration.String()
 		}
-		title := fmt.Sprintf("Latency by percentile: %d clients, pipeline %d, %d bytes payload, %s per test", f.clients, f.pipeline, f.size, per)
+		title := fmt.Sprintf("Latency by percentile: %d clients, pipeline %d, %d bytes payload, %s per test", f.clients, cfg.Pipeline, f.size, per)
 		if err := benchrun.WritePlot(f.plot, title, benchrun.SeriesOf(runs...)); err != nil {
 			return fmt.Errorf("--plot: %v", err)
 		}
@@ -376,7 +389,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 	case f.json:
 		benchrun.WriteJSON(stdout, rep)
 	default:
-		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, f.pipeline)
+		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, cfg.Pipeline)
 		if rdma == nil {
 			fmt.Fprintf(stdout, "rdma: did not run: %v\n", rdmaDown)
 		}
@@ -390,6 +403,34 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		return fail("--transport both: RDMA did not run: %v", rdmaDown)
 	}
 	return 0
+}
+
+// filesReserve is the files a run needs besides its connections: standard
+// streams, epoll, the event loops' eventfds, the RDMA devices.
+const filesReserve = 64
+
+// openFilesLimit is RLIMIT_NOFILE's soft limit, which Go raised to the hard
+// one at start; 0 if unknown.
+func openFilesLimit() uint64 {
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil {
+		return 0
+	}
+	return rl.Cur
+}
+
+// maxClients is the most connections the limit on open files allows; each
+// takes one, and one more for the embedded server's end.
+func maxClients(embedded bool) int {
+	limit := openFilesLimit()
+	if limit == 0 || limit > math.MaxInt32 { // unknown, or unlimited
+		return math.MaxInt32
+	}
+	n := max(int(limit)-filesReserve, 1)
+	if embedded {
+		n /= 2
+	}
+	return max(n, 1)
 }
 
 func describeServer(server string, cfg benchrun.Config) string {

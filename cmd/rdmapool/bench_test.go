@@ -59,6 +59,11 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--plot", "x.txt"}, "--plot x.txt: want a file name ending in .svg or .png"},
 		{[]string{"--plot", "lat"}, "--plot lat: want a file name ending in .svg or .png"},
+		{[]string{"--timeout", "0s"}, "--timeout 0s must be positive"},
+		// Buffers: -c × -P × the request (MSET's 10 values of -d bytes).
+		{[]string{"-n", "1000000000", "-P", "10000000", "-t", "set,mset", "-r", "100"}, "the clients would need about 156 GiB of memory (50 clients × pipeline 10000000 × 335 bytes, the size of a request of MSET (10 keys)"},
+		{[]string{"-c", "1", "-d", "536870912", "-t", "mset"}, "the clients would need about 6 GiB of memory (pipeline 1 × 5 GiB, the size of a request of MSET (10 keys)"},
+		{[]string{"-c", strconv.FormatUint(openFilesLimit()+1, 10), "-p", "6379"}, "more connections than the " + strconv.FormatUint(openFilesLimit(), 10) + " files this process may open allow (ulimit -n)"},
 	} {
 		code, _, stderr := runBench(t, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")

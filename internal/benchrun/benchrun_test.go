@@ -91,7 +91,7 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatalf("%d placeholders in %q", len(offs), req)
 	}
 	c := newClient(nil, 1)
-	c.prepare(req, 3)
+	c.prepare(req, 3, nil)
 	if len(c.out) != 3*len(req) || len(c.randOff) != 10 {
 		t.Errorf("prepare: %d bytes, %d placeholders", len(c.out), len(c.randOff))
 	}
@@ -271,7 +271,7 @@ func clientOn(tb testing.TB, test string, pipeline int) *client {
 	tb.Cleanup(func() { conn.Discard() })
 	ts, _ := ParseTests(test)
 	c := newClient(conn, 1)
-	c.prepare(ts[0].build([]byte("xxx")), pipeline)
+	c.prepare(ts[0].build([]byte("xxx")), pipeline, nil)
 	return c
 }
 
@@ -473,5 +473,47 @@ func TestRunErrorReply(t *testing.T) {
 		if got := errorText([]byte(in)); got != want {
 			t.Errorf("errorText(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCheck: a pipeline longer than the requests is shortened to them, and
+// a run whose buffers would pass MemoryLimit is refused, counting one copy
+// of the pipeline when every client can share it.
+func TestCheck(t *testing.T) {
+	for _, name := range []string{"ping_inline", "set", "mset", "lpush"} {
+		ts, _ := ParseTests(name)
+		for _, d := range []int{0, 3, 9, 10, 99, 100, 12345} {
+			if got, want := requestSize(ts[0], d), int64(len(ts[0].build(bytes.Repeat([]byte("x"), d)))); got != want {
+				t.Errorf("requestSize(%s, %d) = %d, want %d", name, d, got, want)
+			}
+		}
+	}
+
+	cfg := smallConfig("127.0.0.1:1", pool.TCPOnly, "ping")
+	cfg.Requests, cfg.Pipeline = 10, 1000
+	if err := cfg.Check(); err != nil || cfg.Pipeline != 10 {
+		t.Errorf("-n 10 -P 1000: %v, pipeline %d, want 10", err, cfg.Pipeline)
+	}
+	cfg.Duration, cfg.Pipeline = time.Second, 1000
+	if err := cfg.Check(); err != nil || cfg.Pipeline != 1000 {
+		t.Errorf("--duration -P 1000: %v, pipeline %d, want 1000", err, cfg.Pipeline)
+	}
+
+	// SET's request with 1 KiB values is 1069 bytes: 100 clients × 20000
+	// of them are 2 GiB when each client has its own (-r), 20 MiB shared.
+	cfg = smallConfig("127.0.0.1:1", pool.TCPOnly, "ping,set")
+	cfg.Clients, cfg.Requests, cfg.Pipeline, cfg.DataSize = 100, 1e6, 20000, 1024
+	if err := cfg.Check(); err != nil {
+		t.Errorf("shared pipeline: %v", err)
+	}
+	cfg.Keyspace = 1000
+	var me *MemoryError
+	if err := cfg.Check(); !errors.As(err, &me) || me.Test != "SET" || me.Shared || me.RequestBytes != 1069 ||
+		!strings.HasPrefix(err.Error(), "the clients would need about 2 GiB of memory (100 clients × pipeline 20000 × 1 KiB, the size of a request of SET, and ") {
+		t.Errorf("per-client pipelines: %v", err)
+	}
+	cfg.Clients = 1
+	if err := cfg.Check(); err != nil {
+		t.Errorf("one client: %v", err)
 	}
 }

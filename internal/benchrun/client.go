@@ -52,6 +52,7 @@ type client struct {
 	conn conn
 
 	out     []byte // P copies of the request
+	shared  bool   // out is shared with the other clients: read only
 	reqLen  int    // length of one request
 	randOff []int  // offsets of randPlaceholder in one request
 
@@ -71,17 +72,34 @@ type client struct {
 	stopped *atomic.Bool
 }
 
+// writeChunk is the most a client writes at once: the watchdog counts the
+// writing of a long pipeline as progress a chunk at a time.
+const writeChunk = 1 << 20
+
+// initialIn is the size of a client's reply buffer; it grows to hold a
+// larger reply.
+const initialIn = 64 << 10
+
 func newClient(conn conn, seed uint64) *client {
-	return &client{conn: conn, in: make([]byte, 64<<10), rng: seed | 1, hist: newHist()}
+	return &client{conn: conn, in: make([]byte, initialIn), rng: seed | 1, hist: newHist()}
 }
 
-// prepare sets the request the client sends, pipeline copies at a time.
-func (c *client) prepare(req []byte, pipeline int) {
+// prepare sets the request the client sends, pipeline copies at a time:
+// shared, when not nil, holds them, and is not written to (req has no key
+// to randomise, or there is no keyspace); else the client makes its own.
+func (c *client) prepare(req []byte, pipeline int, shared []byte) {
 	c.reqLen = len(req)
-	c.randOff = placeholders(req)
-	c.out = c.out[:0]
-	for range pipeline {
-		c.out = append(c.out, req...)
+	if shared != nil {
+		c.out, c.shared, c.randOff = shared, true, nil
+	} else {
+		if c.shared {
+			c.out, c.shared = nil, false
+		}
+		c.randOff = placeholders(req)
+		c.out = c.out[:0]
+		for range pipeline {
+			c.out = append(c.out, req...)
+		}
 	}
 	c.hist.Reset()
 	c.done.Store(0)
@@ -121,11 +139,16 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	start := time.Now()
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
-	if _, err := c.conn.Write(buf); err != nil {
-		if se := c.pendingError(); se != nil {
-			return se
+	for off := 0; off < len(buf); off += writeChunk {
+		if off > 0 { // a long pipeline: its writing is progress too
+			c.busy.Store(int64(time.Since(epoch)) + 1)
 		}
-		return err
+		if _, err := c.conn.Write(buf[off:min(off+writeChunk, len(buf))]); err != nil {
+			if se := c.pendingError(); se != nil {
+				return se
+			}
+			return err
+		}
 	}
 	var lat int64
 	for got := 0; ; {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +113,9 @@ type ConnectError struct {
 func (e *ConnectError) Error() string { return fmt.Sprintf("cannot connect to %s: %v", e.Addr, e.Err) }
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-func (cfg *Config) check() error {
+// Check checks cfg and, when the run is by requests, shortens a pipeline
+// longer than Requests, which no client could fill. Run calls it.
+func (cfg *Config) Check() error {
 	switch {
 	case cfg.Clients < 1:
 		return fmt.Errorf("clients must be at least 1, not %d", cfg.Clients)
@@ -128,12 +132,108 @@ func (cfg *Config) check() error {
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
+	if cfg.Duration <= 0 && cfg.Pipeline > cfg.Requests {
+		cfg.Pipeline = cfg.Requests
+	}
+	if err := cfg.memory(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// MemoryLimit bounds the memory a run's clients may need (MemoryError).
+const MemoryLimit = 2 << 30
+
+// clientFixed is what each client needs whatever the test: its reply
+// buffer (at least) and its histogram.
+var clientFixed = int64(initialIn + newHist().ByteSize())
+
+// MemoryError refuses a run whose clients would need more than MemoryLimit:
+// Clients × Pipeline × the largest test's request (one copy for all
+// clients when no key is random), and each client's reply buffer and
+// histogram.
+type MemoryError struct {
+	Need         int64
+	Clients      int
+	Pipeline     int
+	Test         string // the test of the largest request
+	RequestBytes int64
+	Shared       bool // one copy of the pipeline serves every client
+}
+
+func (e *MemoryError) Error() string {
+	copies := fmt.Sprintf("%d clients × ", e.Clients)
+	if e.Shared {
+		copies = "" // one copy for all
+	}
+	return fmt.Sprintf("the clients would need about %s of memory (%spipeline %d × %s, the size of a request of %s, and %s per client for its replies and histogram), more than the %s allowed",
+		bytesText(e.Need), copies, e.Pipeline, bytesText(e.RequestBytes), e.Test, bytesText(clientFixed), bytesText(MemoryLimit))
+}
+
+func (cfg *Config) memory() error {
+	in := max(int64(initialIn), 2*int64(cfg.DataSize)) // a reply of the value grows it
+	var worst *MemoryError
+	for _, t := range cfg.Tests {
+		size := requestSize(t, cfg.DataSize)
+		shared := cfg.Keyspace == 0 || len(placeholders(t.build(nil))) == 0
+		copies := int64(cfg.Clients)
+		if shared {
+			copies = 1
+		}
+		need := satMul(satMul(copies, int64(cfg.Pipeline)), size)
+		need = satAdd(need, satMul(int64(cfg.Clients), int64(clientFixed)-initialIn+in))
+		if worst == nil || need > worst.Need {
+			worst = &MemoryError{Need: need, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Test: t.Name, RequestBytes: size, Shared: shared}
+		}
+	}
+	if worst != nil && worst.Need > MemoryLimit {
+		return worst
+	}
+	return nil
+}
+
+// requestSize is the length of t's request for values of dataSize bytes,
+// found without building it.
+func requestSize(t Test, dataSize int) int64 {
+	r0, r1 := int64(len(t.build(nil))), int64(len(t.build([]byte("x"))))
+	values := r1 - r0 // the values in a request: each adds a byte
+	digits := int64(len(strconv.Itoa(dataSize))) - 1
+	return satAdd(r0, satMul(values, int64(dataSize)+digits))
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// bytesText is n in the largest binary unit that keeps it at least 1.
+func bytesText(n int64) string {
+	unit := func(div float64, name string) string {
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/div, 'f', 1, 64), ".0") + " " + name
+	}
+	switch {
+	case n >= 1<<30:
+		return unit(1<<30, "GiB")
+	case n >= 1<<20:
+		return unit(1<<20, "MiB")
+	case n >= 1<<10:
+		return unit(1<<10, "KiB")
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // Run connects Clients connections through a pool and runs each test.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	p, err := pool.New(pool.Options{
@@ -318,8 +418,12 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 		return nil, err
 	}
 	s := &stopper{clients: clients}
+	var shared []byte // the pipeline's requests, when no key is random
+	if cfg.Keyspace == 0 || len(placeholders(req)) == 0 {
+		shared = bytes.Repeat(req, cfg.Pipeline)
+	}
 	for _, c := range clients {
-		c.prepare(req, cfg.Pipeline)
+		c.prepare(req, cfg.Pipeline, shared)
 		c.stopped = &s.stopped
 	}
 	var remaining atomic.Int64
