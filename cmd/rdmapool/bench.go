@@ -27,7 +27,8 @@ const benchUsage = `usage: rdmapool bench [flags]
 Load-tests a Valkey-compatible server the way valkey-benchmark does: -c
 clients, each on its own connection from an rdmapool pool, send -n requests
 per test, -P at a time, and the throughput and latency percentiles of each
-test are reported. -c is bounded by the open files allowed (ulimit -n),
+test are reported. --duration runs each test for that long instead; with
+-n given too, until the first of the two. -c is bounded by the open files allowed (ulimit -n),
 -P by -n, and runs whose clients would need more than 2 GiB of buffers
 (-c × -P × the request's size, with -d) are refused.
 
@@ -95,7 +96,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "output in JSON format")
 	fs.IntVar(&f.keyspace, "r", 0, "use random keys below this keyspace for SET/GET/INCR/MSET (key:__rand_int__)")
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
-	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s)")
+	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s); with -n too, until the first of the two")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
 	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
 	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
@@ -127,6 +128,12 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if f.embedded && !requestsSet {
 		f.requests = embeddedRequests
 	}
+	if f.requests < 1 {
+		return nil, fmt.Errorf("-n %d: need at least 1 request", f.requests)
+	}
+	if f.duration > 0 && !requestsSet {
+		f.requests = 0 // --duration alone: no bound on the requests
+	}
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -138,8 +145,6 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("-c %d: need at least 1 client", f.clients)
 	case f.clients > maxClients(f.embedded):
 		return nil, fmt.Errorf("-c %d: more connections than the %d files this process may open allow (ulimit -n); raise the limit or lower -c", f.clients, openFilesLimit())
-	case f.requests < 1 && f.duration <= 0:
-		return nil, fmt.Errorf("-n %d: need at least 1 request", f.requests)
 	case f.size < 0 || f.size > 512<<20:
 		return nil, fmt.Errorf("-d %d is out of range (0 to 512 MiB)", f.size)
 	case f.pipeline < 1:
@@ -303,7 +308,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 			return nil
 		}
 		per := fmt.Sprintf("%d requests", f.requests)
-		if f.duration > 0 {
+		switch {
+		case f.duration > 0 && f.requests > 0:
+			per = fmt.Sprintf("%d requests or %v", f.requests, f.duration)
+		case f.duration > 0:
 			per = f.duration.String()
 		}
 		title := fmt.Sprintf("Latency by percentile: %d clients, pipeline %d, %d bytes payload, %s per test", f.clients, cfg.Pipeline, f.size, per)

@@ -60,6 +60,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--plot", "x.txt"}, "--plot x.txt: want a file name ending in .svg or .png"},
 		{[]string{"--plot", "lat"}, "--plot lat: want a file name ending in .svg or .png"},
 		{[]string{"--timeout", "0s"}, "--timeout 0s must be positive"},
+		{[]string{"-n", "-5", "--duration", "200ms"}, "-n -5: need at least 1 request"},
 		// Buffers: -c × -P × the request (MSET's 10 values of -d bytes).
 		{[]string{"-n", "1000000000", "-P", "10000000", "-t", "set,mset", "-r", "100"}, "the clients would need about 156 GiB of memory (50 clients × pipeline 10000000 × 335 bytes, the size of a request of MSET (10 keys)"},
 		{[]string{"-c", "1", "-d", "536870912", "-t", "mset"}, "the clients would need about 6 GiB of memory (pipeline 1 × 5 GiB, the size of a request of MSET (10 keys)"},
@@ -531,5 +532,30 @@ func TestBenchServerErrors(t *testing.T) {
 		if code != 1 || !strings.HasSuffix("\n"+stderr, "\nrdmapool bench: error from server: "+tc.want+"\n") || strings.Contains(stdout, "requests per second") {
 			t.Errorf("bench %q: exit %d, stdout %q, stderr %q", tc.args, code, stdout, stderr)
 		}
+	}
+}
+
+// TestBenchDurationAndRequests: --duration with -n stops at the first of
+// the two; --duration alone runs at least a pipeline per client.
+func TestBenchDurationAndRequests(t *testing.T) {
+	requests := func(args ...string) []uint64 {
+		t.Helper()
+		code, stdout, stderr := runBench(t, append([]string{"-c", "2", "-t", "get,set", "--json"}, args...)...)
+		var rep benchrun.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil || len(rep.Runs) != 1 {
+			t.Fatalf("bench %q: exit %d, %v, stderr %s", args, code, err, stderr)
+		}
+		var n []uint64
+		for _, r := range rep.Runs[0].Results {
+			n = append(n, r.Requests)
+		}
+		return n
+	}
+	start := time.Now()
+	if n := requests("-n", "50", "--duration", "20s"); len(n) != 2 || n[0] != 50 || n[1] != 50 || time.Since(start) > 10*time.Second {
+		t.Errorf("-n 50 --duration 20s: %v requests after %v, want 50 each at once", n, time.Since(start))
+	}
+	if n := requests("--duration", "1ns", "-P", "3"); len(n) != 2 || n[0] < 6 || n[1] < 6 {
+		t.Errorf("--duration 1ns -P 3: %v requests, want at least a pipeline per client", n)
 	}
 }

@@ -121,22 +121,27 @@ func TestRunTCP(t *testing.T) {
 		{"pipeline", func(c *Config) { c.Pipeline = 16; c.Requests = 1003 }},
 		{"random keys", func(c *Config) { c.Keyspace = 1000; c.DataSize = 100 }},
 		{"big values", func(c *Config) { c.DataSize = 200 << 10; c.Requests = 40 }},
-		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond }},
+		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond; c.Requests = 0 }},
+		{"duration and requests", func(c *Config) { c.Duration = 20 * time.Second; c.Requests = 300 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
 			tc.mod(&cfg)
 			connected := 0
 			cfg.OnConnect = func(*Outcome) { connected++ }
+			start := time.Now()
 			o, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("the run took %v", took)
 			}
 			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 {
 				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
 			}
 			for _, r := range o.Results {
-				if cfg.Duration == 0 && r.Requests != uint64(cfg.Requests) {
+				if cfg.Requests > 0 && r.Requests != uint64(cfg.Requests) {
 					t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
 				}
 				if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
@@ -494,7 +499,7 @@ func TestCheck(t *testing.T) {
 	if err := cfg.Check(); err != nil || cfg.Pipeline != 10 {
 		t.Errorf("-n 10 -P 1000: %v, pipeline %d, want 10", err, cfg.Pipeline)
 	}
-	cfg.Duration, cfg.Pipeline = time.Second, 1000
+	cfg.Duration, cfg.Requests, cfg.Pipeline = time.Second, 0, 1000
 	if err := cfg.Check(); err != nil || cfg.Pipeline != 1000 {
 		t.Errorf("--duration -P 1000: %v, pipeline %d, want 1000", err, cfg.Pipeline)
 	}

@@ -29,13 +29,16 @@ type Config struct {
 	RDMAPort int
 	Policy   pool.Policy
 
-	Clients  int // connections, one request pipeline each
-	Requests int // per test; ignored when Duration is set
+	Clients int // connections, one request pipeline each
+	// Requests per test; with Duration too, each test stops at the first
+	// of the two, and 0 means Duration alone.
+	Requests int
 	DataSize int // bytes of each value
 	Pipeline int
 	Keyspace int // random keys below this; 0 keeps the placeholder literal
 	Tests    []Test
-	// Duration, when set, runs each test for that long instead of Requests.
+	// Duration, when set, runs each test for that long (and each client at
+	// least one pipeline).
 	Duration time.Duration
 	// Warmup runs each test, unrecorded, for that long before measuring.
 	Warmup time.Duration
@@ -121,7 +124,7 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("clients must be at least 1, not %d", cfg.Clients)
 	case cfg.Pipeline < 1:
 		return fmt.Errorf("pipeline must be at least 1, not %d", cfg.Pipeline)
-	case cfg.Duration <= 0 && cfg.Requests < 1:
+	case cfg.Requests < 0 || cfg.Duration <= 0 && cfg.Requests < 1:
 		return fmt.Errorf("requests must be at least 1, not %d", cfg.Requests)
 	case cfg.DataSize < 0:
 		return fmt.Errorf("data size must not be negative, not %d", cfg.DataSize)
@@ -132,7 +135,7 @@ func (cfg *Config) Check() error {
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
-	if cfg.Duration <= 0 && cfg.Pipeline > cfg.Requests {
+	if cfg.Requests > 0 && cfg.Pipeline > cfg.Requests {
 		cfg.Pipeline = cfg.Requests
 	}
 	if err := cfg.memory(); err != nil {
@@ -297,11 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if cfg.ProgressTransport {
 			name += " (" + string(out.Transport) + ")"
 		}
-		requests := cfg.Requests
-		if cfg.Duration > 0 {
-			requests = 0
-		}
-		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: requests, name: name})
+		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: name})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", t.Name, err)
 		}
@@ -507,8 +506,8 @@ func progress(w io.Writer, ph phase, clients []*client) func() {
 		return func() {}
 	}
 	total := int64(ph.requests)
-	if ph.duration > 0 {
-		total = -1 // unknown: a spinner and the time elapsed
+	if total == 0 {
+		total = -1 // a duration alone: a spinner and the time elapsed
 	}
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
