@@ -241,7 +241,7 @@ func TestReports(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if len(doc.Runs) != 2 || len(doc.Ratios) != 2 || doc.Ratios[0]["rps"] != 1.0 {
+	if len(doc.Runs) != 2 || len(doc.Ratios) != 2 || doc.Ratios[0]["rps_ratio"] != 1.0 {
 		t.Errorf("json: %+v", doc)
 	}
 	for _, k := range CSVHeader {
@@ -520,5 +520,46 @@ func TestCheck(t *testing.T) {
 	cfg.Clients = 1
 	if err := cfg.Check(); err != nil {
 		t.Errorf("one client: %v", err)
+	}
+}
+
+// TestRatios compares two different outcomes, with latencies of a few µs
+// where rounding to the reported 1 µs would be off by 10 to 30 %: the
+// ratios, in JSON and in the table, come from the unrounded figures, and
+// the table shows µs with two decimals.
+func TestRatios(t *testing.T) {
+	outcome := func(tr pool.Transport, p50, p99 int64, elapsed time.Duration) *Outcome {
+		h := newHist()
+		h.RecordValues(p50, 980)
+		h.RecordValues(p99, 20)
+		r := newResult(h, elapsed)
+		r.Test = "GET"
+		return &Outcome{Transport: tr, Results: []Result{*r}}
+	}
+	rdma := outcome(pool.RDMA, 2400, 9000, 300*time.Millisecond)
+	tcp := outcome(pool.TCP, 2600, 31000, 700*time.Millisecond)
+	if r := rdma.Results[0]; r.P50Ms != 0.002 || r.RPS != 3333.33 {
+		t.Fatalf("rdma result: %+v", r)
+	}
+	want := Ratio{Test: "GET", RPS: 2.333, P50: 0.923, P99: 0.29}
+	if got := Ratios(rdma, tcp); len(got) != 1 || got[0] != want {
+		t.Errorf("Ratios = %+v, want %+v", got, want)
+	}
+	if got := Ratios(tcp, rdma); len(got) != 1 || got[0].P50 != 1.083 || got[0].RPS != 0.429 {
+		t.Errorf("Ratios inverted = %+v", got)
+	}
+
+	var b bytes.Buffer
+	WriteJSON(&b, &Report{Runs: []*Outcome{rdma, tcp}, Ratios: Ratios(rdma, tcp)})
+	if !strings.Contains(b.String(), `"rps_ratio": 2.333,`) || !strings.Contains(b.String(), `"p50_ratio": 0.923,`) || !strings.Contains(b.String(), `"p99_ratio": 0.29`) {
+		t.Errorf("json:\n%s", b.String())
+	}
+
+	b.Reset()
+	WriteCompare(&b, rdma, tcp)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[1]), " ") != "GET 3333.33 1428.57 2.333 2.40 2.60 0.923 9.01 31.01 0.290" ||
+		!strings.Contains(lines[0], "rdma p50 µs") {
+		t.Errorf("compare:\n%s", b.String())
 	}
 }

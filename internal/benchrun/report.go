@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 )
@@ -94,13 +95,14 @@ type Report struct {
 	Ratios []Ratio `json:"ratios,omitempty"`
 }
 
-// Ratio compares a test over RDMA with the same test over TCP: rps and
-// latencies of RDMA divided by those of TCP.
+// Ratio compares a test over RDMA with the same test over TCP: requests per
+// second and latencies of RDMA divided by those of TCP, from the unrounded
+// figures, rounded to 3 decimals.
 type Ratio struct {
 	Test string  `json:"test"`
-	RPS  float64 `json:"rps"`
-	P50  float64 `json:"p50_latency"`
-	P99  float64 `json:"p99_latency"`
+	RPS  float64 `json:"rps_ratio"`
+	P50  float64 `json:"p50_ratio"`
+	P99  float64 `json:"p99_ratio"`
 }
 
 // Ratios pairs each test of rdma with the same test of tcp.
@@ -109,18 +111,39 @@ func Ratios(rdma, tcp *Outcome) []Ratio {
 	for _, a := range rdma.Results {
 		for _, b := range tcp.Results {
 			if a.Test == b.Test {
-				out = append(out, Ratio{a.Test, ratio(a.RPS, b.RPS), ratio(a.P50Ms, b.P50Ms), ratio(a.P99Ms, b.P99Ms)})
+				out = append(out, Ratio{a.Test, ratio(a.rps(), b.rps()), ratio(a.latencyNs(50), b.latencyNs(50)), ratio(a.latencyNs(99), b.latencyNs(99))})
 			}
 		}
 	}
 	return out
 }
 
+// rps is r's requests per second, unrounded when r has its duration.
+func (r *Result) rps() float64 {
+	if r.Seconds > 0 {
+		return float64(r.Requests) / r.Seconds
+	}
+	return r.RPS
+}
+
+// latencyNs is r's latency at percentile q (50 or 99) in nanoseconds, from
+// its histogram when it has one, else from the rounded milliseconds.
+func (r *Result) latencyNs(q float64) float64 {
+	if r.Hist != nil && r.Hist.TotalCount() > 0 {
+		return float64(r.Hist.ValueAtQuantile(q))
+	}
+	ms := r.P50Ms
+	if q == 99 {
+		ms = r.P99Ms
+	}
+	return ms * 1e6
+}
+
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
-	return float64(int64(a/b*1000+0.5)) / 1000
+	return math.Round(a/b*1000) / 1000
 }
 
 // WriteJSON writes rep, indented.
@@ -131,19 +154,22 @@ func WriteJSON(w io.Writer, rep *Report) error {
 }
 
 // WriteCompare writes --transport both's table: each test over RDMA and
-// over TCP side by side, with the ratios rdma/tcp. rdma may be nil (it
-// could not run); its columns then say n/a.
+// over TCP side by side, with the ratios rdma/tcp; latencies in µs with
+// two decimals, since RDMA's are a few µs. rdma may be nil (it could not
+// run); its columns then say n/a.
 func WriteCompare(w io.Writer, rdma, tcp *Outcome) {
+	us := func(r *Result, q float64) string { return f2(r.latencyNs(q) / 1e3) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "test\trdma rps\ttcp rps\trps rdma/tcp\trdma p50 ms\ttcp p50 ms\tp50 rdma/tcp\trdma p99 ms\ttcp p99 ms\tp99 rdma/tcp\t")
-	for _, b := range tcp.Results {
-		row := []string{b.Test, "n/a", f2(b.RPS), "n/a", "n/a", f3(b.P50Ms), "n/a", "n/a", f3(b.P99Ms), "n/a"}
+	fmt.Fprintln(tw, "test\trdma rps\ttcp rps\trps rdma/tcp\trdma p50 µs\ttcp p50 µs\tp50 rdma/tcp\trdma p99 µs\ttcp p99 µs\tp99 rdma/tcp\t")
+	for i := range tcp.Results {
+		b := &tcp.Results[i]
+		row := []string{b.Test, "n/a", f2(b.RPS), "n/a", "n/a", us(b, 50), "n/a", "n/a", us(b, 99), "n/a"}
 		if rdma != nil {
-			for _, a := range rdma.Results {
-				if a.Test == b.Test {
-					row = []string{b.Test, f2(a.RPS), f2(b.RPS), f3(ratio(a.RPS, b.RPS)),
-						f3(a.P50Ms), f3(b.P50Ms), f3(ratio(a.P50Ms, b.P50Ms)),
-						f3(a.P99Ms), f3(b.P99Ms), f3(ratio(a.P99Ms, b.P99Ms))}
+			for j := range rdma.Results {
+				if a := &rdma.Results[j]; a.Test == b.Test {
+					row = []string{b.Test, f2(a.RPS), f2(b.RPS), f3(ratio(a.rps(), b.rps())),
+						us(a, 50), us(b, 50), f3(ratio(a.latencyNs(50), b.latencyNs(50))),
+						us(a, 99), us(b, 99), f3(ratio(a.latencyNs(99), b.latencyNs(99)))}
 				}
 			}
 		}

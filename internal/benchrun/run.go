@@ -474,18 +474,21 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 		return nil, nil
 	}
 	h := newHist()
-	res := &Result{Hist: h, Seconds: elapsed.Seconds()}
 	for _, c := range clients {
 		h.Merge(c.hist)
 	}
-	res.Requests = uint64(h.TotalCount())
-	res.RPS = float64(res.Requests) / elapsed.Seconds()
+	return newResult(h, elapsed), nil
+}
+
+// newResult is the result of the latencies in h, taken over elapsed.
+func newResult(h *hdrhistogram.Histogram, elapsed time.Duration) *Result {
+	res := &Result{Hist: h, Seconds: elapsed.Seconds(), Requests: uint64(h.TotalCount())}
 	ms := func(ns int64) float64 { return round3(float64(ns) / 1e6) }
+	res.RPS = math.Round(float64(res.Requests)/elapsed.Seconds()*100) / 100
 	res.AvgMs = round3(h.Mean() / 1e6)
 	res.MinMs, res.MaxMs = ms(h.Min()), ms(h.Max())
 	res.P50Ms, res.P95Ms, res.P99Ms = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99))
-	res.RPS = math.Round(res.RPS*100) / 100
-	return res, nil
+	return res
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
