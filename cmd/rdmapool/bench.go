@@ -113,7 +113,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	requestsSet := false
+	requestsSet, testsSet, rdmaPortSet := false, false, false
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "h":
@@ -122,6 +122,10 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 			f.portSet = true
 		case "n":
 			requestsSet = true
+		case "t":
+			testsSet = true
+		case "rdma-port":
+			rdmaPortSet = true
 		}
 	})
 	f.embedded = !f.hostSet && !f.portSet
@@ -163,6 +167,10 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, errors.New("--csv and --json cannot be used together")
 	case strings.TrimSpace(f.host) == "":
 		return nil, errors.New("-h is empty")
+	case testsSet && f.tests == "":
+		return nil, errors.New("-t is empty: name the tests to run, or leave -t out for all")
+	case rdmaPortSet && f.embedded:
+		return nil, errors.New("--rdma-port is the port of a server given by -h or -p; the embedded server chooses its own")
 	}
 	if f.plot != "" {
 		if _, err := benchrun.PlotFormat(f.plot); err != nil {

@@ -81,6 +81,11 @@ func TestParseTests(t *testing.T) {
 	if _, err := ParseTests("set,hset"); err == nil || !strings.Contains(err.Error(), `unknown test "hset"`) {
 		t.Errorf("unknown test: %v", err)
 	}
+	for _, in := range []string{",", " ", " , ,"} {
+		if ts, err := ParseTests(in); err == nil || !strings.HasPrefix(err.Error(), "no test named in ") {
+			t.Errorf("ParseTests(%q) = %q, %v; want an error", in, names(ts), err)
+		}
+	}
 }
 
 func TestPlaceholders(t *testing.T) {

@@ -56,8 +56,11 @@ func TestNames() []string {
 
 // ParseTests parses -t: comma-separated test names, case-insensitive, run
 // in valkey-benchmark's order whatever the order given. Empty means every
-// test.
+// test; blanks and commas alone name none, an error.
 func ParseTests(s string) ([]Test, error) {
+	if s != "" && strings.Trim(s, ", \t") == "" {
+		return nil, fmt.Errorf("no test named in %q (known: %s)", s, strings.Join(TestNames(), ", "))
+	}
 	want := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.ToLower(strings.TrimSpace(f))
