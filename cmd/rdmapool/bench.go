@@ -209,8 +209,36 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// bench runs the benchmark; progress turns on the live status line.
+// errWriter keeps the first error of its writer's writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// bench runs the benchmark; progress turns on the live status line. A
+// report that could not be written fails the run.
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
+	out := &errWriter{w: stdout}
+	code := benchReport(ctx, args, out, stderr, progress)
+	if out.err != nil && code == 0 {
+		fmt.Fprintf(stderr, "rdmapool bench: cannot write the report: %v\n", out.err)
+		return 1
+	}
+	return code
+}
+
+func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
 	for _, a := range args {
 		if a == "--help" || a == "-help" {
 			fmt.Fprint(stdout, benchUsage)
@@ -271,10 +299,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		cfg.Progress = stdout
 	}
 	// Where the transport line goes: stdout for text, stderr for CSV (so
-	// stdout stays CSV), nowhere for JSON (the document has it).
+	// stdout stays CSV) and -q (so it has only valkey-benchmark's lines),
+	// nowhere for JSON (the document has it).
 	var info io.Writer = stdout
 	switch {
-	case f.csv:
+	case f.csv || f.quiet && text:
 		info = stderr
 	case f.json:
 		info = io.Discard
@@ -357,9 +386,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		rep.Runs = []*benchrun.Outcome{o}
 		switch {
 		case f.csv:
-			benchrun.WriteCSV(stdout, o)
+			err = benchrun.WriteCSV(stdout, o)
 		case f.json:
-			benchrun.WriteJSON(stdout, rep)
+			err = benchrun.WriteJSON(stdout, rep)
+		}
+		if err != nil {
+			return fail("cannot write the report: %v", err)
 		}
 		if err := plot(o); err != nil {
 			return fail("%v", err)
@@ -401,9 +433,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 	}
 	switch {
 	case f.csv:
-		benchrun.WriteCSV(stdout, rep.Runs...)
+		err = benchrun.WriteCSV(stdout, rep.Runs...)
 	case f.json:
-		benchrun.WriteJSON(stdout, rep)
+		err = benchrun.WriteJSON(stdout, rep)
 	default:
 		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, cfg.Pipeline)
 		if rdma == nil {
@@ -411,6 +443,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 		}
 		fmt.Fprintln(stdout)
 		benchrun.WriteCompare(stdout, rdma, tcp)
+	}
+	if err != nil {
+		return fail("cannot write the report: %v", err)
 	}
 	if err := plot(rep.Runs...); err != nil {
 		return fail("%v", err)

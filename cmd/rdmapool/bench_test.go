@@ -119,14 +119,15 @@ func TestBenchDefault(t *testing.T) {
 	}
 
 	procs := runtime.GOMAXPROCS(0)
-	code, stdout, _ = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set", "--threads", "1")
+	code, stdout, stderr = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set", "--threads", "1")
 	if runtime.GOMAXPROCS(0) != procs {
 		t.Errorf("--threads 1 left GOMAXPROCS at %d, want it back at %d", runtime.GOMAXPROCS(0), procs)
 	}
+	// -q: valkey-benchmark's lines alone on stdout, the transport on stderr.
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "server: embedded") ||
-		!strings.HasPrefix(lines[1], "SET: ") || !strings.Contains(lines[2], "GET: ") || !strings.Contains(lines[2], "requests per second, p50=") {
-		t.Errorf("-q: exit %d:\n%s", code, stdout)
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(stderr, "server: embedded") || strings.Count(stderr, "\n") != 1 ||
+		!strings.HasPrefix(lines[0], "SET: ") || !strings.Contains(lines[1], "GET: ") || !strings.Contains(lines[1], "requests per second, p50=") {
+		t.Errorf("-q: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
@@ -134,6 +135,13 @@ func TestBenchCSV(t *testing.T) {
 	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-t", "set,get,incr", "--csv", "-r", "100", "-P", "4")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	// valkey-benchmark's format: every field quoted, numbers included.
+	quoted := regexp.MustCompile(`^"[^"]*"(,"[^"]*"){7}$`)
+	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		if !quoted.MatchString(l) {
+			t.Errorf("csv line %q is not 8 quoted fields", l)
+		}
 	}
 	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
 	if err != nil {
@@ -224,7 +232,7 @@ func TestBenchRDMAOnlyUnavailable(t *testing.T) {
 func TestBenchPlot(t *testing.T) {
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "out.svg")
-	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-q", "-t", "get,set", "--plot", svg)
+	code, stdout, stderr := runBench(t, "-n", "200", "-c", "2", "-t", "get,set", "--plot", svg)
 	if code != 0 || !strings.HasSuffix(stdout, "latency plot: "+svg+"\n") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
 	}
@@ -247,7 +255,7 @@ func TestBenchPlot(t *testing.T) {
 		t.Errorf("--transport both: exit %d, %v, stderr %s", code, err, stderr)
 	}
 
-	code, _, stderr = runBench(t, "-n", "50", "-c", "1", "-t", "get", "-q", "--plot", filepath.Join(dir, "no", "such", "dir.svg"))
+	code, _, stderr = runBench(t, "-n", "50", "-c", "1", "-t", "get", "--plot", filepath.Join(dir, "no", "such", "dir.svg"))
 	if code != 1 || !strings.HasPrefix(stderr, "rdmapool bench: --plot: ") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("unwritable plot: exit %d, stderr %q", code, stderr)
 	}
@@ -348,8 +356,8 @@ func TestBenchProgress(t *testing.T) {
 			t.Errorf("bench %q: no progress bar like %s in %q", args, tc.bar, out.String())
 		}
 		lines := screen(out.String())
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], "server: 127.0.0.1:"+port+"; transport: tcp") || !report.MatchString(lines[1]) {
-			t.Errorf("bench %q: the terminal shows %q", args, lines)
+		if len(lines) != 1 || !report.MatchString(lines[0]) || !strings.HasPrefix(errb.String(), "server: 127.0.0.1:"+port+"; transport: tcp") {
+			t.Errorf("bench %q: the terminal shows %q, stderr %q", args, lines, errb.String())
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
@@ -379,12 +387,12 @@ func TestBenchRealServer(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	for _, test := range []string{"PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "LPUSH", "LPOP", "MSET (10 keys)"} {
-		if !strings.Contains(stdout, "\n"+test+": ") {
+		if !strings.Contains("\n"+stdout, "\n"+test+": ") {
 			t.Errorf("no %s line:\n%s", test, stdout)
 		}
 	}
-	if !strings.HasPrefix(stdout, "server: "+addr+"; transport: tcp") {
-		t.Errorf("the first line does not name the server and transport:\n%s", stdout)
+	if !strings.HasPrefix(stderr, "server: "+addr+"; transport: tcp") {
+		t.Errorf("stderr does not name the server and transport:\n%s", stderr)
 	}
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -451,7 +459,7 @@ func TestBenchStalled(t *testing.T) {
 		start := time.Now()
 		code, _, stderr := runBench(t, append(base, tc.args...)...)
 		took := time.Since(start)
-		if code != 1 || !strings.HasPrefix(stderr, "rdmapool bench: PING_INLINE: no reply from the server for ") || strings.Count(stderr, "\n") != 1 || took > tc.within {
+		if code != 1 || !regexp.MustCompile(`^server: .*\nrdmapool bench: PING_INLINE: no reply from the server for [0-9.]+m?s\n$`).MatchString(stderr) || took > tc.within {
 			t.Errorf("bench %q: exit %d after %v, stderr %q", tc.args, code, took, stderr)
 		}
 	}
@@ -461,7 +469,7 @@ func TestBenchStalled(t *testing.T) {
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := bench(ctx, base, &out, &errb, false)
-	if took := time.Since(start); code != 1 || errb.String() != "rdmapool bench: interrupted\n" || took > 2*time.Second {
+	if took := time.Since(start); code != 1 || !strings.HasSuffix(errb.String(), "\nrdmapool bench: interrupted\n") || took > 2*time.Second {
 		t.Errorf("interrupted: exit %d after %v, stderr %q", code, took, errb.String())
 	}
 }
@@ -488,7 +496,7 @@ func TestBenchSignal(t *testing.T) {
 	select {
 	case err := <-exited:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != "rdmapool bench: interrupted\n" {
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(stderr.String(), "\nrdmapool bench: interrupted\n") {
 			t.Errorf("after SIGINT: %v, stderr %q", err, stderr.String())
 		}
 	case <-time.After(5 * time.Second):
@@ -561,5 +569,20 @@ func TestBenchDurationAndRequests(t *testing.T) {
 	}
 	if n := requests("--duration", "1ns", "-P", "3"); len(n) != 2 || n[0] < 6 || n[1] < 6 {
 		t.Errorf("--duration 1ns -P 3: %v requests, want at least a pipeline per client", n)
+	}
+}
+
+// TestBenchWriteError: a report that cannot be written fails the run, in
+// every format.
+func TestBenchWriteError(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	testutil.Require(t, err == nil, "no /dev/full")
+	defer full.Close()
+	for _, format := range []string{"-q", "--csv", "--json"} {
+		var errb bytes.Buffer
+		code := bench(context.Background(), []string{"-n", "20", "-c", "1", "-t", "get", format}, full, &errb, false)
+		if code != 1 || !strings.HasSuffix(errb.String(), "rdmapool bench: cannot write the report: write /dev/full: no space left on device\n") {
+			t.Errorf("%s to /dev/full: exit %d, stderr %q", format, code, errb.String())
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,6 +216,10 @@ func TestReports(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, b.String())
 		}
+	}
+	// The summary's table is indented 4 spaces, as valkey-benchmark's.
+	if !regexp.MustCompile(`\n  latency summary \(msec\):\n {10}avg {7}min {7}p50 {7}p95 {7}p99 {7}max\n {4}[ 0-9.]{9}( [ 0-9.]{9}){5}\n\n$`).MatchString(b.String()) {
+		t.Errorf("text report's summary:\n%s", b.String())
 	}
 	b.Reset()
 	WriteQuiet(&b, &o.Results[1])

@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,8 +45,8 @@ func WriteText(w io.Writer, o *Outcome, r *Result) {
 	fmt.Fprintf(w, "\nSummary:\n")
 	fmt.Fprintf(w, "  throughput summary: %.2f requests per second\n", r.RPS)
 	fmt.Fprintf(w, "  latency summary (msec):\n")
-	fmt.Fprintf(w, "  %9s %9s %9s %9s %9s %9s\n", "avg", "min", "p50", "p95", "p99", "max")
-	fmt.Fprintf(w, "  %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n\n", r.AvgMs, r.MinMs, r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs)
+	fmt.Fprintf(w, "    %9s %9s %9s %9s %9s %9s\n", "avg", "min", "p50", "p95", "p99", "max")
+	fmt.Fprintf(w, "    %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n\n", r.AvgMs, r.MinMs, r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs)
 }
 
 // WriteQuiet writes one test's line, as -q does.
@@ -60,7 +61,8 @@ func CSVRecord(r *Result, suffix string) []string {
 
 // WriteCSV writes the header and a row per test of every outcome; with
 // more than one outcome the test names carry the transport: "SET (rdma)".
-// valkey-benchmark quotes every field; so does this.
+// valkey-benchmark quotes every field; so does this. It returns the
+// writer's error.
 func WriteCSV(w io.Writer, outs ...*Outcome) error {
 	rows := [][]string{CSVHeader}
 	for _, o := range outs {
@@ -72,16 +74,18 @@ func WriteCSV(w io.Writer, outs ...*Outcome) error {
 			rows = append(rows, CSVRecord(&o.Results[i], suffix))
 		}
 	}
+	var b bytes.Buffer
 	for _, row := range rows {
 		for i, f := range row {
 			if i > 0 {
-				io.WriteString(w, ",")
+				b.WriteString(",")
 			}
-			io.WriteString(w, strconv.Quote(f))
+			b.WriteString(strconv.Quote(f))
 		}
-		io.WriteString(w, "\n")
+		b.WriteString("\n")
 	}
-	return nil
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // Report is --json's document.
