@@ -48,7 +48,7 @@ kills the process.
 
 --plot FILE writes, after the run, HdrHistogram's latency-by-percentile
 plot of every test over every transport that ran, SVG or PNG by FILE's
-extension.
+extension; a FILE that cannot be written fails before the run.
 
 Tests (-t): ping (ping_inline and ping_mbulk), set, get, incr, lpush, lpop,
 mset. As valkey-benchmark, it stops at the server's first error reply.
@@ -270,6 +270,11 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		fmt.Fprintf(stderr, "rdmapool bench: "+format+"\n", a...)
 		return 1
 	}
+	if f.plot != "" {
+		if err := checkWritable(f.plot); err != nil {
+			return fail("--plot: %v", err) // before the run, not after it
+		}
+	}
 	if f.threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.threads))
 	}
@@ -454,6 +459,23 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		return fail("--transport both: RDMA did not run: %v", rdmaDown)
 	}
 	return 0
+}
+
+// checkWritable checks that path can be written, leaving nothing behind.
+func checkWritable(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		fl, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return fl.Close()
+	}
+	fl, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	fl.Close()
+	return os.Remove(path)
 }
 
 // filesReserve is the files a run needs besides its connections: standard

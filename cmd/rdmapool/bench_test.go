@@ -228,7 +228,7 @@ func TestBenchRDMAOnlyUnavailable(t *testing.T) {
 
 // TestBenchPlot: --plot writes the plot after the run, whatever the output
 // format, and says where in the text output; a file that cannot be written
-// fails the run, after it.
+// fails the run, before it.
 func TestBenchPlot(t *testing.T) {
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "out.svg")
@@ -255,9 +255,20 @@ func TestBenchPlot(t *testing.T) {
 		t.Errorf("--transport both: exit %d, %v, stderr %s", code, err, stderr)
 	}
 
-	code, _, stderr = runBench(t, "-n", "50", "-c", "1", "-t", "get", "--plot", filepath.Join(dir, "no", "such", "dir.svg"))
-	if code != 1 || !strings.HasPrefix(stderr, "rdmapool bench: --plot: ") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("unwritable plot: exit %d, stderr %q", code, stderr)
+	for _, bad := range []string{filepath.Join(dir, "no", "such", "dir.svg"), filepath.Join(dir, "dir.svg")} {
+		os.Mkdir(filepath.Join(dir, "dir.svg"), 0o755)
+		code, stdout, stderr = runBench(t, "-n", "50", "-c", "1", "-t", "get", "--plot", bad)
+		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "rdmapool bench: --plot: open "+bad+": ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("unwritable plot %s: exit %d, stdout %q, stderr %q", bad, code, stdout, stderr)
+		}
+	}
+	// Checking leaves no file behind.
+	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+		t.Error("the check made a directory")
+	}
+	code, _, _ = runBench(t, "-n", "50", "-c", "1", "-t", "get", "-h", "127.0.0.1", "-p", strconv.Itoa(freePort(t)), "--plot", filepath.Join(dir, "new.svg"))
+	if _, err := os.Stat(filepath.Join(dir, "new.svg")); code != 1 || err == nil {
+		t.Errorf("a failed run: exit %d, and the plot's file was left: %v", code, err)
 	}
 }
 
