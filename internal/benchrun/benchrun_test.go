@@ -165,6 +165,12 @@ func TestRunErrors(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("refused: %v", err)
 	}
+	// The error names the address that failed: RDMA's, on its own port.
+	rdma := cfg
+	rdma.Policy, rdma.RDMAPort = pool.RDMAOnly, 2
+	if _, err := Run(context.Background(), rdma); !errors.As(err, &ce) || ce.Addr != "127.0.0.1:2" || !strings.HasPrefix(err.Error(), "cannot connect to 127.0.0.1:2: ") {
+		t.Errorf("RDMA on port 2: %v", err)
+	}
 	cfg.Clients = 0
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "clients") {
 		t.Errorf("0 clients: %v", err)

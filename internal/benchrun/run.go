@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +110,7 @@ func (e *StallError) Error() string {
 
 // ConnectError is a failure to connect the clients.
 type ConnectError struct {
-	Addr string
+	Addr string // the address that failed, TCP's or RDMA's
 	Err  error
 }
 
@@ -249,7 +250,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	defer p.Close()
 	conns, err := connect(ctx, p, cfg)
 	if err != nil {
-		return nil, &ConnectError{Addr: cfg.Addr, Err: err}
+		return nil, &ConnectError{Addr: failedAddr(cfg, err), Err: err}
 	}
 	defer func() {
 		for _, c := range conns {
@@ -311,6 +312,25 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// failedAddr is the address whose dial failed with err: the one the error
+// names (TCP's or RDMA's), else the one the policy dials.
+func failedAddr(cfg Config, err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Addr != nil {
+		return oe.Addr.String()
+	}
+	if cfg.Policy != pool.RDMAOnly {
+		return cfg.Addr
+	}
+	switch host, _, _ := net.SplitHostPort(cfg.Addr); {
+	case cfg.RDMAAddr != "":
+		return cfg.RDMAAddr
+	case cfg.RDMAPort != 0:
+		return net.JoinHostPort(host, strconv.Itoa(cfg.RDMAPort))
+	}
+	return cfg.Addr
 }
 
 // connect gets one connection per client, dialling them in parallel.
