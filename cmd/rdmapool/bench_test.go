@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -594,6 +595,53 @@ func TestBenchWriteError(t *testing.T) {
 		code := bench(context.Background(), []string{"-n", "20", "-c", "1", "-t", "get", format}, full, &errb, false)
 		if code != 1 || !strings.HasSuffix(errb.String(), "rdmapool bench: cannot write the report: write /dev/full: no space left on device\n") {
 			t.Errorf("%s to /dev/full: exit %d, stderr %q", format, code, errb.String())
+		}
+	}
+}
+
+// TestBenchBothWarmup: --transport both warms each test up on each
+// transport, a tenth of -n, unless --warmup is given; the server counts
+// the requests (its RDMA run is refused: the valkey-server has TCP alone).
+func TestBenchBothWarmup(t *testing.T) {
+	addr := testutil.ValkeyServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	calls := func(cmd string) int {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "INFO commandstats\r\n")
+		head, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+		body := make([]byte, n+2)
+		if _, err := io.ReadFull(r, body); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`cmdstat_` + cmd + `:calls=([0-9]+),`).FindSubmatch(body)
+		if m == nil {
+			return 0
+		}
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 220},                        // 200 measured, 20 warming up
+		{[]string{"--warmup", "0s"}, 200}, // none
+	} {
+		before := calls("get")
+		runBench(t, append([]string{"-p", port, "--transport", "both", "-t", "get", "-n", "200", "-c", "2", "-q"}, tc.args...)...)
+		if got := calls("get") - before; got != tc.want {
+			t.Errorf("--transport both %q: %d GETs, want %d", tc.args, got, tc.want)
 		}
 	}
 }

@@ -41,8 +41,10 @@ type Config struct {
 	// Duration, when set, runs each test for that long (and each client at
 	// least one pipeline).
 	Duration time.Duration
-	// Warmup runs each test, unrecorded, for that long before measuring.
-	Warmup time.Duration
+	// Warmup runs each test, unrecorded, for that long before measuring;
+	// WarmupRequests, for that many requests; both, until the first.
+	Warmup         time.Duration
+	WarmupRequests int
 	// Progress, when set, gets a live progress bar for each test (for
 	// terminals), cleared when the test ends.
 	Progress io.Writer
@@ -133,6 +135,8 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("keyspace must not be negative, not %d", cfg.Keyspace)
 	case cfg.Timeout < 0:
 		return fmt.Errorf("timeout must not be negative, not %v", cfg.Timeout)
+	case cfg.Warmup < 0 || cfg.WarmupRequests < 0:
+		return fmt.Errorf("warm-up must not be negative, not %v or %d requests", cfg.Warmup, cfg.WarmupRequests)
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
@@ -292,8 +296,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	data := bytes.Repeat([]byte("x"), cfg.DataSize)
 	for _, t := range cfg.Tests {
 		req := t.build(data)
-		if cfg.Warmup > 0 {
-			if _, err := runTest(ctx, clients, req, cfg, phase{duration: cfg.Warmup}); err != nil {
+		if cfg.Warmup > 0 || cfg.WarmupRequests > 0 {
+			if _, err := runTest(ctx, clients, req, cfg, phase{duration: cfg.Warmup, requests: cfg.WarmupRequests}); err != nil {
 				return out, fmt.Errorf("%s (warmup): %w", t.Name, err)
 			}
 		}
