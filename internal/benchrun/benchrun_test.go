@@ -418,6 +418,22 @@ func TestRunStalled(t *testing.T) {
 		})
 	}
 
+	// A server that does not even read: the pipeline (20 MB) cannot be
+	// sent.
+	deafDone := make(chan struct{})
+	deaf := replyServer(t, func(net.Conn) { <-deafDone })
+	t.Cleanup(func() { close(deafDone) }) // before replyServer's
+	t.Run("not reading", func(t *testing.T) {
+		cfg := smallConfig(deaf, pool.TCPOnly, "set")
+		cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 20000, 20000, 1000, 300*time.Millisecond
+		start := time.Now()
+		_, err := Run(context.Background(), cfg)
+		var se *StallError
+		if !errors.As(err, &se) || !se.Sending || !strings.HasPrefix(err.Error(), "SET: sending to the server stalled for ") || time.Since(start) > 2*time.Second {
+			t.Errorf("err %v after %v, want a StallError while sending", err, time.Since(start))
+		}
+	})
+
 	t.Run("cancel", func(t *testing.T) {
 		cfg := smallConfig(addr, pool.TCPOnly, "ping_inline")
 		ctx, cancel := context.WithCancel(context.Background())

@@ -68,6 +68,8 @@ type client struct {
 	// epoch; 0 between batches. The watchdog reads it to find a server
 	// that stopped replying.
 	busy atomic.Int64
+	// sending is whether the batch is still being written.
+	sending atomic.Bool
 	// stopped, when set, says the phase is being stopped: the client's
 	// errors are then the stop's doing.
 	stopped *atomic.Bool
@@ -140,6 +142,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	start := time.Now()
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
+	c.sending.Store(true)
 	for off := 0; off < len(buf); off += writeChunk {
 		if off > 0 { // a long pipeline: its writing is progress too
 			c.busy.Store(int64(time.Since(epoch)) + 1)
@@ -151,6 +154,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			return err
 		}
 	}
+	c.sending.Store(false)
 	var lat int64
 	for got := 0; ; {
 		for got < k {

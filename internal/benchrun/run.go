@@ -100,13 +100,18 @@ type Outcome struct {
 // DefaultTimeout is Config.Timeout's default.
 const DefaultTimeout = 10 * time.Second
 
-// StallError ends a run whose server stopped replying: a client got no
-// byte of reply for For.
+// StallError ends a run whose server stopped replying, or reading: a
+// client got no byte of reply, or could send no more of its requests, for
+// For.
 type StallError struct {
-	For time.Duration
+	For     time.Duration
+	Sending bool // the requests were still being sent
 }
 
 func (e *StallError) Error() string {
+	if e.Sending {
+		return fmt.Sprintf("sending to the server stalled for %v", e.For.Round(100*time.Millisecond))
+	}
 	return fmt.Sprintf("no reply from the server for %v", e.For.Round(100*time.Millisecond))
 }
 
@@ -425,7 +430,7 @@ func watchdog(ctx context.Context, s *stopper, stall, endStall time.Duration, en
 			at := int64(now.Sub(epoch))
 			for _, c := range s.clients {
 				if b := c.busy.Load(); b != 0 && time.Duration(at-(b-1)) > limit {
-					s.stop(&StallError{For: time.Duration(at - (b - 1))})
+					s.stop(&StallError{For: time.Duration(at - (b - 1)), Sending: c.sending.Load()})
 					return
 				}
 			}
