@@ -27,27 +27,28 @@ const benchUsage = `usage: rdmapool bench [flags]
 Load-tests a Valkey-compatible server the way valkey-benchmark does: -c
 clients, each on its own connection from an rdmapool pool, send -n requests
 per test, -P at a time, and the throughput and latency percentiles of each
-test are reported. --duration runs each test for that long instead; with
--n given too, until the first of the two. -c is bounded by the open files allowed (ulimit -n),
--P by -n, and runs whose clients would need more than 2 GiB of buffers
-(-c × -P × the request's size, with -d) are refused.
+test are reported. --duration runs each test for that long instead; given
+with -n, until the first of the two. -c is bounded by the files this
+process may open (ulimit -n), -P by -n, and a run whose clients would need
+more than 2 GiB of buffers (-c × -P × the request's size, with -d) is
+refused.
 
 With neither -h nor -p it starts the embedded server in this process (TCP on
 127.0.0.1, and RDMA on the first active RDMA port's IPv4 address, or
 RDMAPOOL_TEST_ADDR, when a device can be used) and runs -n 10000 per test;
-it says which transport ran and why.
+it says which transport ran and why (on stderr with -q and --csv).
 
 --transport both runs the workload over RDMA, then over TCP, and prints them
 side by side with the ratios rdma/tcp. Unless --warmup is given, each test
-is first run unmeasured for a tenth of -n (or of --duration) over each
-transport, so that RDMA, which runs first, does not alone meet a cold
-server. When RDMA cannot be used it still
-runs TCP, says why RDMA did not run, and exits 1.
+first runs unmeasured over each transport for a tenth of -n (or of
+--duration), so that RDMA, which runs first, does not alone meet a cold
+server. When RDMA cannot be used it still runs TCP, says why RDMA did not
+run, and exits 1.
 
 A server that sends no reply for --timeout (10 s) ends the run with an
-error; with --duration, a request still in flight at the end gets at most
-the duration, or 1 s, more. SIGINT or SIGTERM stops the run; a second one
-kills the process.
+error; after --duration's end, a request still in flight gets the longer of
+the duration and 1 s, within --timeout. SIGINT or SIGTERM stops the run; a
+second one kills the process.
 
 --plot FILE writes, after the run, HdrHistogram's latency-by-percentile
 plot of every test over every transport that ran, SVG or PNG by FILE's
