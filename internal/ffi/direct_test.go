@@ -70,7 +70,9 @@ func TestDirectStackOverflow(t *testing.T) {
 	args := append(strings.Fields(os.Getenv("RDMAPOOL_TEST_EXEC_WRAPPER")),
 		os.Args[0], "-test.run=^TestDirectStackOverflow$", "-test.count=1")
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "RDMAPOOL_FFI_OVERFLOW_CHILD=1", "GOTRACEBACK=single")
+	// The child dies before its test can remove its temporary directory;
+	// under this test's, it goes with this one's.
+	cmd.Env = append(os.Environ(), "RDMAPOOL_FFI_OVERFLOW_CHILD=1", "GOTRACEBACK=single", "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if cmd.ProcessState == nil {
 		t.Skipf("cannot start this test binary as a child process (%v); under an emulator, set RDMAPOOL_TEST_EXEC_WRAPPER to it", err)
