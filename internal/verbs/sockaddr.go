@@ -3,7 +3,9 @@ package verbs
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -27,12 +29,17 @@ func (t *Table) Sockaddr(ap netip.AddrPort) (uintptr, error) {
 	if !a.Is6() {
 		return 0, fmt.Errorf("invalid address %v", ap)
 	}
+	scope, err := scopeID(a.Zone())
+	if err != nil {
+		return 0, fmt.Errorf("address %v: %w", ap, err)
+	}
 	sa, p, err := New[unix.RawSockaddrInet6](t)
 	if err != nil {
 		return 0, err
 	}
 	sa.Family = unix.AF_INET6
 	sa.Addr = a.As16()
+	sa.Scope_id = scope
 	binary.BigEndian.PutUint16(unsafeptr.Bytes(p, 4)[2:], ap.Port())
 	return p, nil
 }
@@ -62,4 +69,20 @@ func AddrPortOf(sa uintptr) netip.AddrPort {
 // CMIDAddrs returns the local and the remote address of an rdma_cm id.
 func CMIDAddrs(id uintptr) (local, remote netip.AddrPort) {
 	return AddrPortOf(id + offsetSrcAddr), AddrPortOf(id + offsetDstAddr)
+}
+
+// scopeID is the sin6_scope_id of an IPv6 zone: an interface's name or
+// index (a link-local address such as fe80::1%eth0 needs one).
+func scopeID(zone string) (uint32, error) {
+	if zone == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	ifi, err := net.InterfaceByName(zone)
+	if err != nil {
+		return 0, fmt.Errorf("zone %q: %w", zone, err)
+	}
+	return uint32(ifi.Index), nil
 }
