@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -277,46 +276,19 @@ func TestBenchPlot(t *testing.T) {
 // delay, so that a run lasts long enough for the progress bar to show.
 func slowServer(t *testing.T, delay time.Duration) (port string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
+	a := testutil.TCPServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
-			if err != nil {
+			if _, err := r.ReadString('\n'); err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() {
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					time.Sleep(delay)
-					if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
-						return
-					}
-				}
-			})
+			time.Sleep(delay)
+			if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+				return
+			}
 		}
 	})
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(a.Port)
 }
 
 // screen is what a terminal shows of out: each "\r" returns to the start
@@ -425,35 +397,7 @@ func TestBenchRealServer(t *testing.T) {
 // replies: a server that is stuck.
 func silentServer(t *testing.T) (port string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { io.Copy(io.Discard, c) })
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(testutil.TCPServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }).Port)
 }
 
 // TestBenchStalled: against a server that never replies, --timeout and

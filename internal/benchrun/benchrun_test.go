@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
 )
@@ -356,35 +357,7 @@ func BenchmarkSkipReply(b *testing.B) {
 // replies: a server that is stuck.
 func silentServer(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { io.Copy(io.Discard, c) })
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return l.Addr().String()
+	return testutil.TCPServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }).String()
 }
 
 // TestRunStalled: a server that never replies ends the run with a
