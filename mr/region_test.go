@@ -4,16 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/seed54442f1a/rdmapool/internal/probe"
-	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
@@ -83,18 +79,7 @@ func TestRegister(t *testing.T) {
 // error says so, with the limit and what to raise.
 func TestMemlockExhausted(t *testing.T) {
 	rdmatest.Require(t)
-	testutil.Require(t, os.Geteuid() == 0, "needs root to run the child as another user")
-	// The child runs as nobody: it must be able to open the devices and
-	// reach its own binary.
-	for _, pattern := range []string{"/dev/infiniband/*"} {
-		paths, _ := filepath.Glob(pattern)
-		for _, p := range paths {
-			os.Chmod(p, 0o666)
-		}
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := rdmatest.AsNobody(t, childEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("child: %s", out)
 	if err != nil {

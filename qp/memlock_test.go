@@ -9,15 +9,13 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
@@ -30,15 +28,7 @@ const memlockChildEnv = "RDMAPOOL_QP_TEST_MEMLOCK"
 // memory) with mode; the child lowers RLIMIT_MEMLOCK to 64 KiB itself.
 func memlockChild(t *testing.T, mode string) *exec.Cmd {
 	t.Helper()
-	testutil.Require(t, os.Geteuid() == 0, "needs root to run the child as another user")
-	paths, _ := filepath.Glob("/dev/infiniband/*")
-	for _, p := range paths {
-		os.Chmod(p, 0o666)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), memlockChildEnv+"="+mode)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	return cmd
+	return rdmatest.AsNobody(t, memlockChildEnv+"="+mode)
 }
 
 // TestDialMemlockExhausted: a client that cannot register its buffers gets
