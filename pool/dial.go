@@ -55,12 +55,12 @@ func (p *Pool) dial(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
 			c.Close()
 		}
 		return nil, ErrClosed
-	case err != nil && ctx.Err() != nil:
+	case err != nil && callerGaveUp(ctx):
 		// The caller gave up (not DialTimeout), which says nothing of the
 		// target: no dial error, no backoff.
 		p.mu.Unlock()
-		if !errors.Is(err, ctx.Err()) {
-			err = ctx.Err()
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = cerr
 		}
 		return nil, err
 	case err != nil:
@@ -278,3 +278,14 @@ func (c *PooledConn) Discard() error {
 var errTLSRDMA = errors.New("rdmapool: RDMA has no TLS; use policy auto or tcp to connect with TLS over TCP")
 
 var _ net.Conn = (*PooledConn)(nil)
+
+// callerGaveUp reports whether ctx has ended, or its deadline has passed: a
+// connect times out on the deadline itself, which can be a moment before
+// the context's timer marks it done.
+func callerGaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
