@@ -1,10 +1,8 @@
 package qp
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
@@ -12,7 +10,9 @@ import (
 
 // Close closes the connection: pending and later Reads and Writes fail with
 // an error matching net.ErrClosed, the peer sees a disconnect, and every
-// resource is freed. It is idempotent. When a Lease or reservation is held,
+// resource is freed. It first waits for what was sent to be acknowledged,
+// for up to 2 s (a peer that stopped answering costs that long). It is
+// idempotent. When a Lease or reservation is held,
 // its memory stays valid and the resources are freed at Release or Commit.
 func (c *Conn) Close() error {
 	c.userClosed.Store(true)
@@ -74,7 +74,7 @@ func (c *Conn) eventLoop() {
 	for {
 		ev, err := c.ec.next(time.Time{})
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) { // not our teardown
+			if !c.closing.Load() { // not our teardown, which closes the file
 				c.fail(fmt.Errorf("rdma: reading the connection's rdma_cm events: %w", err))
 			}
 			return
@@ -207,10 +207,16 @@ func (c *Conn) linger() {
 			defer t.Stop()
 			timeout = t.C
 		}
+		c.parked.Add(1) // a poller that stops re-arms the CQ for us (spin.release)
 		c.h.inline.BeforePark(c.reactor)
+		expired := false
 		select {
 		case <-c.ctlNotify:
 		case <-timeout:
+			expired = true
+		}
+		c.parked.Add(-1)
+		if expired {
 			return
 		}
 	}

@@ -93,7 +93,7 @@ type Conn struct {
 	torndown    chan struct{} // closed when every resource is freed
 	leaseHeld   atomic.Bool
 	reserveHeld atomic.Bool
-	keepalive   atomic.Pointer[time.Timer] // server: set when ESTABLISHED, read by teardown
+	keepalive   atomic.Pointer[time.Timer] // set when ESTABLISHED, read by teardown
 	onEstablish func(*Conn)                // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                // server: lets the Listener forget it
 	evStarted   atomic.Bool                // the event loop was started

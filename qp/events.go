@@ -110,8 +110,13 @@ func (e *eventChannel) await(ctx context.Context, step string, want uint32) (eve
 		<-cancelled // lest its deadline land on a later wait
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return event{}, fmt.Errorf("rdma: %s: %w", step, ctx.Err())
+		if cerr := ctx.Err(); cerr != nil {
+			return event{}, fmt.Errorf("rdma: %s: %w", step, cerr)
+		}
+		// The read times out on the deadline itself, which can be a
+		// moment before the context's timer marks it done.
+		if !dl.IsZero() && !time.Now().Before(dl) && errors.Is(err, os.ErrDeadlineExceeded) {
+			return event{}, fmt.Errorf("rdma: %s: %w", step, context.DeadlineExceeded)
 		}
 		return event{}, fmt.Errorf("rdma: %s: %w", step, err)
 	}

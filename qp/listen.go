@@ -2,10 +2,8 @@ package qp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -130,9 +128,12 @@ func (l *Listener) shutdown() {
 	}
 	l.pending = nil
 	l.mu.Unlock()
+	// At once: each Close may wait out its linger (closeLinger).
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		c.Close()
+		wg.Go(func() { c.Close() })
 	}
+	wg.Wait()
 	close(l.shut)
 }
 
@@ -143,7 +144,9 @@ func (l *Listener) loop() {
 	for {
 		ev, err := l.ec.next(time.Time{})
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) { // not our shutdown
+			select {
+			case <-l.done: // our shutdown, which closes the file
+			default:
 				l.end(fmt.Errorf("rdma: reading the listener's rdma_cm events: %w", err))
 			}
 			return
