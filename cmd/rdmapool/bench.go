@@ -156,7 +156,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("--rdma-port %d is not a port (1 to 65535, or 0 for -p)", f.rdmaPort)
 	case f.clients < 1:
 		return nil, fmt.Errorf("-c %d: need at least 1 client", f.clients)
-	case f.clients > maxClients(f.embedded):
+	case f.clients > maxClients(f.embedded, !strings.EqualFold(f.transport, "tcp")):
 		return nil, fmt.Errorf("-c %d: more connections than the %d files this process may open allow (ulimit -n); raise the limit or lower -c", f.clients, openFilesLimit())
 	case f.size < 0 || f.size > 512<<20:
 		return nil, fmt.Errorf("-d %d is out of range (0 to 512 MiB)", f.size)
@@ -507,14 +507,19 @@ func openFilesLimit() uint64 {
 	return rl.Cur
 }
 
-// maxClients is the most connections the limit on open files allows; each
-// takes one, and one more for the embedded server's end.
-func maxClients(embedded bool) int {
+// maxClients is the most connections the limit on open files allows: a TCP
+// connection takes one file, an RDMA one three (its rdma_cm event channel,
+// the duplicate Go's netpoller reads, its completion channel); the
+// embedded server's end as many again.
+func maxClients(embedded, rdma bool) int {
 	limit := openFilesLimit()
 	if limit == 0 || limit > math.MaxInt32 { // unknown, or unlimited
 		return math.MaxInt32
 	}
 	n := max(int(limit)-filesReserve, 1)
+	if rdma {
+		n /= 3
+	}
 	if embedded {
 		n /= 2
 	}
