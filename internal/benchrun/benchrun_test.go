@@ -11,7 +11,6 @@ import (
 	"net"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -422,22 +421,7 @@ func TestRunStalled(t *testing.T) {
 // replyServer serves each connection with serve, on a loopback port.
 func replyServer(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { defer c.Close(); serve(c) })
-		}
-	})
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	return l.Addr().String()
+	return testutil.TCPServer(t, func(c net.Conn) { defer c.Close(); serve(c) }).String()
 }
 
 // TestRunErrorReply: the first error reply ends the run with a
