@@ -368,11 +368,17 @@ func (c *Conn) consume(n int) error {
 		return nil
 	}
 	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+		if err == errQPDown {
+			return nil // the peer is gone: the next Read says so (io.EOF)
+		}
 		c.fail(err)
 		return c.opError("read", err)
 	}
 	return nil
 }
+
+// errQPDown: the QP went to the error state, its send queue will not drain.
+var errQPDown = errors.New("rdma: the queue pair is down")
 
 // Write writes p, splitting it across the peer's re-arms as needed.
 func (c *Conn) Write(p []byte) (int, error) {
@@ -642,13 +648,18 @@ func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remo
 }
 
 // sendCmd sends a control message. With wait it waits for send-queue
-// space; without (on the reactor goroutine) it fails when there is none.
+// space, unless the QP is down (errQPDown: then nothing will free any);
+// without (on the reactor goroutine) it fails when there is none.
 func (c *Conn) sendCmd(m cmd, wait bool) error {
 	for {
 		c.smu.Lock()
 		if c.closing.Load() {
 			c.smu.Unlock()
 			return c.endErr()
+		}
+		if wait && c.qpDown.Load() {
+			c.smu.Unlock()
+			return errQPDown
 		}
 		if c.sqFree() > 0 {
 			err := c.postCmdLocked(m)
