@@ -112,9 +112,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			return
 		}
 		if local&sendFlag != 0 {
-			// Every WR up to and including this one has completed.
-			done := c.sqDone.Load()
-			c.sqDone.Store(done + (local-done)&seqMask + 1)
+			c.sendCompleted(local)
 			sent = true
 			continue
 		}
@@ -176,13 +174,19 @@ func (c *Conn) handleClosing(wcs []cq.Completion) {
 		if wc.Status != verbs.WCSuccess || local&sendFlag == 0 {
 			continue
 		}
-		done := c.sqDone.Load()
-		c.sqDone.Store(done + (local-done)&seqMask + 1)
+		c.sendCompleted(local)
 		sent = true
 	}
 	if sent {
 		signal(c.ctlNotify)
 	}
+}
+
+// sendCompleted records the successful completion of the send WR whose
+// wr_id carried local: every WR up to and including it has completed.
+func (c *Conn) sendCompleted(local uint32) {
+	done := c.sqDone.Load()
+	c.sqDone.Store(done + (local-done)&seqMask + 1)
 }
 
 // handleCmd applies a control message received in command slot slot.
