@@ -188,7 +188,7 @@ func (cfg *Config) memory() error {
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
-		shared := cfg.Keyspace == 0 || len(placeholders(t.build(nil))) == 0
+		shared := sharedPipeline(cfg.Keyspace, t.build(nil))
 		copies := int64(cfg.Clients)
 		if shared {
 			copies = 1
@@ -203,6 +203,12 @@ func (cfg *Config) memory() error {
 		return worst
 	}
 	return nil
+}
+
+// sharedPipeline reports whether one copy of req's pipeline can serve
+// every client: no key of it is random.
+func sharedPipeline(keyspace int, req []byte) bool {
+	return keyspace == 0 || len(placeholders(req)) == 0
 }
 
 // requestSize is the length of t's request for values of dataSize bytes,
@@ -447,7 +453,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	}
 	s := &stopper{clients: clients}
 	var shared []byte // the pipeline's requests, when no key is random
-	if cfg.Keyspace == 0 || len(placeholders(req)) == 0 {
+	if sharedPipeline(cfg.Keyspace, req) {
 		shared = bytes.Repeat(req, cfg.Pipeline)
 	}
 	for _, c := range clients {
