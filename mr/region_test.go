@@ -123,9 +123,10 @@ func registerUnderLowMemlock() int {
 	return code
 }
 
-// TestRecvRingZeroWrite: a peer's write of 0 bytes changes nothing, even
-// with the buffer full; stored back, it could undo a Reset that the reader
-// made in between.
+// TestRecvRingZeroWrite: a peer's write of 0 bytes is taken, even with the
+// buffer full, and leaves the ring as it was. (What it guards against, a
+// Reset between Wrote's load and store, cannot be staged here: before the
+// fix this test passed too.)
 func TestRecvRingZeroWrite(t *testing.T) {
 	tb := rdmatest.Require(t)
 	err := withPD(tb, func(pd mr.PD) {
