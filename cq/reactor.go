@@ -148,11 +148,11 @@ type entry struct {
 	channel uintptr // completion channel, or 0
 	ops     *verbs.ContextOps
 	live    bool
-	addErr  error // Add's entry only: why the reactor could not add it
 }
 
 type op struct {
 	add    *entry
+	addErr *error // where the reactor says why it could not add, before done
 	remove Registration
 	stop   bool
 	done   chan Registration
@@ -256,11 +256,12 @@ func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
 	if ip, ok := h.(InlinePoller); ok {
 		e.inline = ip.Inline()
 	}
-	reg, ok := r.do(op{add: e})
+	var err error
+	reg, ok := r.do(op{add: e, addErr: &err})
 	if !ok {
 		return Registration{}, errors.New("cq: reactor is closed")
 	}
-	return reg, e.addErr
+	return reg, err
 }
 
 // Remove unregisters a CQ. When it returns, the reactor no longer polls the
@@ -579,7 +580,7 @@ func (r *Reactor) applyOps() (stop bool) {
 		switch {
 		case o.add != nil:
 			reg, err := r.addEntry(*o.add)
-			o.add.addErr = err // read by Add once done is received
+			*o.addErr = err
 			o.done <- reg
 		case o.stop:
 			stop = true
