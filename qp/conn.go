@@ -25,8 +25,11 @@ import (
 //
 // It is a complete net.Conn: Read, Write, Close, the addresses and the
 // deadlines all work; one goroutine may Read while another Writes, and
-// concurrent Writes are serialised. Timeouts satisfy
-// errors.Is(err, os.ErrDeadlineExceeded) and net.Error's Timeout(). Close
+// concurrent Writes are serialised; golang.org/x/net/nettest's conformance
+// suite passes over soft-RoCE (TestNetConn). Timeouts satisfy
+// errors.Is(err, os.ErrDeadlineExceeded) and net.Error's Timeout(); as on a
+// TCP connection, a passed deadline fails Read and Write at once, even with
+// data waiting or room to write. Close
 // unblocks every pending Read and Write, is idempotent, and later calls
 // return errors matching net.ErrClosed. When the peer closes, Read returns
 // what it had sent, then io.EOF.
@@ -335,6 +338,11 @@ func (c *Conn) readable() ([]byte, error) {
 		if err := c.terminal(); err != nil {
 			return nil, c.opError("read", err)
 		}
+		// As in net.TCPConn: a passed deadline fails a read even when
+		// data is waiting.
+		if c.readDL.Expired() {
+			return nil, c.opError("read", os.ErrDeadlineExceeded)
+		}
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
 				return b, nil
@@ -347,9 +355,6 @@ func (c *Conn) readable() ([]byte, error) {
 			return nil, io.EOF
 		}
 		if !c.qpDown.Load() && c.spinPoll(&sp) {
-			if c.readDL.Expired() {
-				return nil, c.opError("read", os.ErrDeadlineExceeded)
-			}
 			continue
 		}
 		if !c.park(c.rxNotify, c.readDL.Wait()) {
@@ -447,6 +452,9 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		if err := c.writeErr(); err != nil {
 			return nil, err
 		}
+		if c.writeDL.Expired() { // even with room, as in net.TCPConn
+			return nil, c.opError("write", os.ErrDeadlineExceeded)
+		}
 		if g := c.armGen.Load(); g != c.txGen {
 			lk := c.armLenKey.Load()
 			if err := c.res.tx.Arm(c.armAddr.Load(), uint32(lk>>32), uint32(lk)); err != nil {
@@ -461,9 +469,6 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			return tx.Reserve(n), nil
 		}
 		if !down && c.spinPoll(&sp) {
-			if c.writeDL.Expired() {
-				return nil, c.opError("write", os.ErrDeadlineExceeded)
-			}
 			continue
 		}
 		if !c.park(c.txNotify, c.writeDL.Wait()) {

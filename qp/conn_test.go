@@ -2,6 +2,7 @@ package qp_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -73,6 +74,16 @@ func ctxT(t *testing.T) context.Context {
 // pair dials the listener and returns both ends.
 func (e *env) pair() (cli, srv *qp.Conn) {
 	e.t.Helper()
+	cli, srv, err := e.pairErr()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cli, srv
+}
+
+// pairErr is pair for a goroutine other than the test's: it returns the
+// error.
+func (e *env) pairErr() (cli, srv *qp.Conn, err error) {
 	ctx := ctxT(e.t)
 	type res struct {
 		c   *qp.Conn
@@ -83,16 +94,18 @@ func (e *env) pair() (cli, srv *qp.Conn) {
 		c, err := qp.Dial(ctx, e.l.Addr().String(), e.opts)
 		ch <- res{c, err}
 	}()
-	srv, err := e.l.AcceptConn(ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	srv, err = e.l.AcceptConn(ctx)
 	r := <-ch
-	if r.err != nil {
-		srv.Close()
-		e.t.Fatal(r.err)
+	if err != nil || r.err != nil {
+		if srv != nil {
+			srv.Close()
+		}
+		if r.c != nil {
+			r.c.Close()
+		}
+		return nil, nil, cmp.Or(err, r.err)
 	}
-	return r.c, srv
+	return r.c, srv, nil
 }
 
 func randBytes(n int, seed uint64) []byte {
