@@ -40,9 +40,10 @@ import (
 //     before it writes more and before it returns, so it returns once the
 //     kernel has everything, and no more than one chunk is ever queued in
 //     user space.
-//   - A deadline fails a Read or Write that would otherwise wait, as in
-//     package qp: data already received is returned, and a Write that the
-//     kernel takes at once succeeds, even after the deadline.
+//   - A deadline that has passed fails a Read or Write at once, even with
+//     data waiting or room in the kernel, as on a net.TCPConn and in
+//     package qp (golang.org/x/net/nettest's suite checks it), and one
+//     that passes wakes a Read or Write that waits.
 //
 // A write deadline that passes while a chunk is still queued in gnet
 // returns a timeout, but the chunk is not withdrawn: gnet still sends it.
@@ -271,6 +272,12 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 			tc.mu.Unlock()
 			return 0, tc.opError("read", net.ErrClosed)
 		}
+		// As in net.TCPConn: a passed deadline fails a read even when
+		// data is waiting.
+		if tc.rd.Expired() {
+			tc.mu.Unlock()
+			return 0, tc.opError("read", os.ErrDeadlineExceeded)
+		}
 		if tc.in != nil && tc.off < len(tc.in.B) {
 			n := copy(p, tc.in.B[tc.off:])
 			tc.off += n
@@ -324,8 +331,7 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 // spin waits up to tc.spinWait for OnTraffic or OnClose to leave something
 // for Read, yielding the processor meanwhile, and reports whether they
 // did. Parking instead costs the event loop a wake-up of the reader's
-// goroutine on the latency path. A deadline that has already passed, as in
-// the pool's health check, skips it.
+// goroutine on the latency path. A deadline that has passed skips it.
 func (tc *TCPConn) spin() bool {
 	if tc.spinWait <= 0 || tc.rd.Expired() || !tc.spinBudget.try() {
 		return false
@@ -421,6 +427,11 @@ func (tc *TCPConn) Write(p []byte) (int, error) {
 		}
 		if len(p) == 0 {
 			return n, nil
+		}
+		// As in net.TCPConn: a passed deadline fails a write even when
+		// the kernel would take it.
+		if tc.wd.Expired() {
+			return n, tc.opError("write", os.ErrDeadlineExceeded)
 		}
 		if tc.direct {
 			m, err := tc.writeDirect(p)

@@ -321,9 +321,9 @@ func testTCPReadDeadline(t *testing.T) {
 		t.Fatal("a deadline set during a Read did not wake it")
 	}
 
-	// The connection still works once the deadline is lifted; data that
-	// has arrived is returned even after a deadline (the pool's health
-	// check relies on that).
+	// The connection still works once the deadline is lifted. As on a
+	// net.TCPConn, a passed deadline fails a Read even with data waiting,
+	// and the data stays for the next Read.
 	c.SetDeadline(time.Time{})
 	if _, err := c.Write([]byte("ping")); err != nil {
 		t.Fatal(err)
@@ -336,8 +336,12 @@ func testTCPReadDeadline(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	c.SetReadDeadline(time.Unix(1, 0))
+	if n, err := c.Read(buf); !tcpIsTimeout(err) || n != 0 {
+		t.Fatalf("Read of arrived data after the deadline: %q, %v; want a timeout", buf[:n], err)
+	}
+	c.SetReadDeadline(time.Time{})
 	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "pong" {
-		t.Fatalf("Read of arrived data after the deadline: %q, %v", buf[:n], err)
+		t.Fatalf("Read once the deadline is lifted: %q, %v", buf[:n], err)
 	}
 }
 

@@ -1,0 +1,111 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"golang.org/x/net/nettest"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// The pool's connections under golang.org/x/net/nettest's net.Conn
+// conformance suite: basic I/O, racing reads and writes, deadlines in the
+// past, present and future, Close during I/O, and every method called
+// concurrently (under the race detector in CI). The peer, c2, is a plain
+// accepted connection: net's on TCP, qp's on RDMA.
+
+// TestNetConnTCP: the gnet transport, with both write modes.
+func TestNetConnTCP(t *testing.T) {
+	tcpBothWriteModes(t, func(t *testing.T) {
+		tcpLeakCheck(t, false)
+		peers := newPeerServer(t)
+		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := DialTCP(ctx, peers.addr())
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return peers.pair(ctx, c)
+		})
+	})
+}
+
+// TestNetConnPooled: a PooledConn, as Get hands it out (with Discard for
+// Close), over TCP and, where this machine has an RDMA device, over RDMA.
+func TestNetConnPooled(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) {
+		peers := newPeerServer(t)
+		p := newPool(t, Options{Addr: peers.addr(), Policy: TCPOnly})
+		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := p.Get(ctx)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return peers.pair(ctx, discarding{c})
+		})
+	})
+	t.Run("rdma", func(t *testing.T) {
+		rdmatest.Require(t)
+		l, err := qp.Listen(netip.AddrPortFrom(rdmatest.Addr(t), 0).String(), &qp.Options{RecvBufferSize: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		p := newPool(t, Options{Addr: l.Addr().String(), Policy: RDMAOnly, RDMA: &qp.Options{RecvBufferSize: 16 << 10}})
+		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := p.Get(ctx)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			peer, err := l.AcceptConn(ctx)
+			if err != nil {
+				c.Discard()
+				return nil, nil, nil, err
+			}
+			return discarding{c}, peer, func() { c.Discard(); peer.Close() }, nil
+		})
+	})
+}
+
+// discarding is a PooledConn whose Close is Discard: the suite expects
+// Close to close the connection (its peer to see EOF, pending calls to
+// return), where a PooledConn's Close hands the connection back to the
+// pool for the next Get.
+type discarding struct{ *PooledConn }
+
+func (d discarding) Close() error { return d.Discard() }
+
+// peerServer hands each accepted TCP connection to pair.
+type peerServer struct {
+	*tcpServer
+	accepted chan net.Conn
+}
+
+func newPeerServer(t *testing.T) *peerServer {
+	t.Helper()
+	ps := &peerServer{accepted: make(chan net.Conn, 1)}
+	ps.tcpServer = newTCPServer(t, func(c net.Conn) { ps.accepted <- c })
+	return ps
+}
+
+// pair returns c and the server's end of it, and a stop that closes both.
+func (ps *peerServer) pair(ctx context.Context, c net.Conn) (c1, c2 net.Conn, stop func(), err error) {
+	select {
+	case peer := <-ps.accepted:
+		return c, peer, func() { c.Close(); peer.Close() }, nil
+	case <-ctx.Done():
+		c.Close()
+		return nil, nil, nil, errors.New("the server accepted no connection")
+	}
+}
