@@ -25,15 +25,7 @@ func TestNetConnTCP(t *testing.T) {
 	tcpBothWriteModes(t, func(t *testing.T) {
 		tcpLeakCheck(t, false)
 		peers := newPeerServer(t)
-		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c, err := DialTCP(ctx, peers.addr())
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			return peers.pair(ctx, c)
-		})
+		nettest.TestConn(t, pipe(func(ctx context.Context) (net.Conn, error) { return DialTCP(ctx, peers.addr()) }, peers.accept))
 	})
 }
 
@@ -43,50 +35,59 @@ func TestNetConnPooled(t *testing.T) {
 	t.Run("tcp", func(t *testing.T) {
 		peers := newPeerServer(t)
 		p := newPool(t, Options{Addr: peers.addr(), Policy: TCPOnly})
-		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c, err := p.Get(ctx)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			return peers.pair(ctx, discarding{c})
-		})
+		nettest.TestConn(t, pipe(pooled(p), peers.accept))
 	})
 	t.Run("rdma", func(t *testing.T) {
 		rdmatest.Require(t)
-		l, err := qp.Listen(netip.AddrPortFrom(rdmatest.Addr(t), 0).String(), &qp.Options{RecvBufferSize: 16 << 10})
+		opts := &qp.Options{RecvBufferSize: 16 << 10}
+		l, err := qp.Listen(netip.AddrPortFrom(rdmatest.Addr(t), 0).String(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		p := newPool(t, Options{Addr: l.Addr().String(), Policy: RDMAOnly, RDMA: &qp.Options{RecvBufferSize: 16 << 10}})
-		nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c, err := p.Get(ctx)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			peer, err := l.AcceptConn(ctx)
-			if err != nil {
-				c.Discard()
-				return nil, nil, nil, err
-			}
-			return discarding{c}, peer, func() { c.Discard(); peer.Close() }, nil
-		})
+		p := newPool(t, Options{Addr: l.Addr().String(), Policy: RDMAOnly, RDMA: opts})
+		nettest.TestConn(t, pipe(pooled(p), func(ctx context.Context) (net.Conn, error) { return l.AcceptConn(ctx) }))
 	})
+}
+
+// pipe makes the suite's pipes: c1 from dial, c2 its peer from accept.
+func pipe(dial, accept func(context.Context) (net.Conn, error)) nettest.MakePipe {
+	return func() (c1, c2 net.Conn, stop func(), err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := dial(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		peer, err := accept(ctx)
+		if err != nil {
+			c.Close()
+			return nil, nil, nil, err
+		}
+		return c, peer, func() { c.Close(); peer.Close() }, nil
+	}
+}
+
+// pooled dials by p.Get, as a discarding PooledConn.
+func pooled(p *Pool) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		c, err := p.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return discarding{c}, nil
+	}
 }
 
 // discarding is a PooledConn whose Close is Discard: the suite expects
 // Close to close the connection (its peer to see EOF, pending calls to
 // return), where a PooledConn's Close hands the connection back to the
-// pool for the next Get.
+// pool for the next Get, which would hand it out again with its peer gone.
 type discarding struct{ *PooledConn }
 
 func (d discarding) Close() error { return d.Discard() }
 
-// peerServer hands each accepted TCP connection to pair.
+// peerServer hands each accepted TCP connection to accept.
 type peerServer struct {
 	*tcpServer
 	accepted chan net.Conn
@@ -99,13 +100,12 @@ func newPeerServer(t *testing.T) *peerServer {
 	return ps
 }
 
-// pair returns c and the server's end of it, and a stop that closes both.
-func (ps *peerServer) pair(ctx context.Context, c net.Conn) (c1, c2 net.Conn, stop func(), err error) {
+// accept returns the next connection the server accepted.
+func (ps *peerServer) accept(ctx context.Context) (net.Conn, error) {
 	select {
-	case peer := <-ps.accepted:
-		return c, peer, func() { c.Close(); peer.Close() }, nil
+	case c := <-ps.accepted:
+		return c, nil
 	case <-ctx.Done():
-		c.Close()
-		return nil, nil, nil, errors.New("the server accepted no connection")
+		return nil, errors.New("the server accepted no connection")
 	}
 }
