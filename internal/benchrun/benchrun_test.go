@@ -128,7 +128,7 @@ func TestRunTCP(t *testing.T) {
 		{"random keys", func(c *Config) { c.Keyspace = 1000; c.DataSize = 100 }},
 		{"big values", func(c *Config) { c.DataSize = 200 << 10; c.Requests = 40 }},
 		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond; c.Requests = 0 }},
-		{"duration and requests", func(c *Config) { c.Duration = 20 * time.Second; c.Requests = 300 }},
+		{"duration and requests", func(c *Config) { c.Duration = 2 * time.Minute; c.Requests = 300 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
@@ -140,8 +140,8 @@ func TestRunTCP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("the run took %v", took)
+			if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
+				t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
 			}
 			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 {
 				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
@@ -360,18 +360,17 @@ func silentServer(t *testing.T) string {
 }
 
 // TestRunStalled: a server that never replies ends the run with a
-// StallError after Timeout, or, with a duration, soon after its end; and
-// cancelling the context unblocks the clients at once.
+// StallError after Timeout, or, with a duration, soon after its end (not
+// after DefaultTimeout); and cancelling the context unblocks the clients.
 func TestRunStalled(t *testing.T) {
 	addr := silentServer(t)
 	for _, tc := range []struct {
-		name   string
-		mod    func(*Config)
-		within time.Duration
+		name string
+		mod  func(*Config)
 	}{
-		{"timeout", func(c *Config) { c.Timeout = 300 * time.Millisecond }, 2 * time.Second},
-		{"duration", func(c *Config) { c.Duration = 200 * time.Millisecond }, 2500 * time.Millisecond},
-		{"warmup", func(c *Config) { c.Warmup = 200 * time.Millisecond }, 2500 * time.Millisecond},
+		{"timeout", func(c *Config) { c.Timeout = 300 * time.Millisecond }},
+		{"duration", func(c *Config) { c.Duration = 200 * time.Millisecond }},
+		{"warmup", func(c *Config) { c.Warmup = 200 * time.Millisecond }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig(addr, pool.TCPOnly, "ping_inline")
@@ -384,8 +383,8 @@ func TestRunStalled(t *testing.T) {
 			if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "PING_INLINE") || !strings.Contains(err.Error(), "no reply from the server for ") {
 				t.Errorf("err %v, want a StallError", err)
 			}
-			if took > tc.within {
-				t.Errorf("the run took %v, want at most %v", took, tc.within)
+			if took >= DefaultTimeout {
+				t.Errorf("the run took %v: ended by the default stall limit", took)
 			}
 		})
 	}
@@ -401,8 +400,8 @@ func TestRunStalled(t *testing.T) {
 		start := time.Now()
 		_, err := Run(context.Background(), cfg)
 		var se *StallError
-		if !errors.As(err, &se) || !se.Sending || !strings.HasPrefix(err.Error(), "SET: sending to the server stalled for ") || time.Since(start) > 2*time.Second {
-			t.Errorf("err %v after %v, want a StallError while sending", err, time.Since(start))
+		if !errors.As(err, &se) || !se.Sending || !strings.HasPrefix(err.Error(), "SET: sending to the server stalled for ") || time.Since(start) >= DefaultTimeout {
+			t.Errorf("err %v after %v, want a StallError while sending, after Timeout", err, time.Since(start))
 		}
 	})
 
@@ -410,10 +409,8 @@ func TestRunStalled(t *testing.T) {
 		cfg := smallConfig(addr, pool.TCPOnly, "ping_inline")
 		ctx, cancel := context.WithCancel(context.Background())
 		cfg.OnConnect = func(*Outcome) { time.AfterFunc(100*time.Millisecond, cancel) }
-		start := time.Now()
-		_, err := Run(ctx, cfg)
-		if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 2*time.Second {
-			t.Errorf("cancelled after 100ms: err %v after %v, want context.Canceled soon", err, took)
+		if _, err := Run(ctx, cfg); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after 100ms: err %v, want context.Canceled", err)
 		}
 	})
 }
