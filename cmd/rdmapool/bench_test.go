@@ -405,28 +405,22 @@ func silentServer(t *testing.T) (port string) {
 func TestBenchStalled(t *testing.T) {
 	port := silentServer(t)
 	base := []string{"-p", port, "-t", "ping_inline", "-n", "100", "-c", "2", "-q"}
-	for _, tc := range []struct {
-		args   []string
-		within time.Duration
-	}{
-		{[]string{"--timeout", "300ms"}, 2 * time.Second},
-		{[]string{"--duration", "500ms"}, 3 * time.Second},
-	} {
+	// Ended by the flag's limit, not by the default --timeout.
+	for _, args := range [][]string{{"--timeout", "300ms"}, {"--duration", "500ms"}} {
 		start := time.Now()
-		code, _, stderr := runBench(t, append(base, tc.args...)...)
+		code, _, stderr := runBench(t, append(base, args...)...)
 		took := time.Since(start)
-		if code != 1 || !regexp.MustCompile(`^server: .*\nrdmapool bench: PING_INLINE: no reply from the server for [0-9.]+m?s\n$`).MatchString(stderr) || took > tc.within {
-			t.Errorf("bench %q: exit %d after %v, stderr %q", tc.args, code, took, stderr)
+		if code != 1 || !regexp.MustCompile(`^server: .*\nrdmapool bench: PING_INLINE: no reply from the server for [0-9.]+m?s\n$`).MatchString(stderr) || took >= benchrun.DefaultTimeout {
+			t.Errorf("bench %q: exit %d after %v, stderr %q", args, code, took, stderr)
 		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	var out, errb bytes.Buffer
-	start := time.Now()
 	code := bench(ctx, base, &out, &errb, false)
-	if took := time.Since(start); code != 1 || !strings.HasSuffix(errb.String(), "\nrdmapool bench: interrupted\n") || took > 2*time.Second {
-		t.Errorf("interrupted: exit %d after %v, stderr %q", code, took, errb.String())
+	if code != 1 || !strings.HasSuffix(errb.String(), "\nrdmapool bench: interrupted\n") {
+		t.Errorf("interrupted: exit %d, stderr %q", code, errb.String())
 	}
 }
 
@@ -460,19 +454,27 @@ func TestBenchSignal(t *testing.T) {
 	}
 }
 
+// rawValkey starts Debian's valkey-server and connects to it; it returns
+// the server's port, the connection (closed when the test ends) and a
+// reader on it.
+func rawValkey(t *testing.T) (port string, c net.Conn, r *bufio.Reader) {
+	t.Helper()
+	addr := testutil.ValkeyServer(t)
+	_, port, _ = net.SplitHostPort(addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return port, c, bufio.NewReader(c)
+}
+
 // TestBenchServerErrors: as valkey-benchmark, the first error reply of a
 // real valkey-server stops the run: "error from server: ..." on stderr,
 // exit 1; so does a server at maxclients, which replies with an error and
 // closes, and one that wants a password.
 func TestBenchServerErrors(t *testing.T) {
-	addr := testutil.ValkeyServer(t)
-	_, port, _ := net.SplitHostPort(addr)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
+	port, c, r := rawValkey(t)
 	do := func(cmd string) {
 		t.Helper()
 		c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -520,8 +522,8 @@ func TestBenchDurationAndRequests(t *testing.T) {
 		return n
 	}
 	start := time.Now()
-	if n := requests("-n", "50", "--duration", "20s"); len(n) != 2 || n[0] != 50 || n[1] != 50 || time.Since(start) > 10*time.Second {
-		t.Errorf("-n 50 --duration 20s: %v requests after %v, want 50 each at once", n, time.Since(start))
+	if n := requests("-n", "50", "--duration", "2m"); len(n) != 2 || n[0] != 50 || n[1] != 50 || time.Since(start) >= 2*time.Minute {
+		t.Errorf("-n 50 --duration 2m: %v requests after %v, want 50 each, before the duration", n, time.Since(start))
 	}
 	if n := requests("--duration", "1ns", "-P", "3"); len(n) != 2 || n[0] < 6 || n[1] < 6 {
 		t.Errorf("--duration 1ns -P 3: %v requests, want at least a pipeline per client", n)
@@ -547,14 +549,7 @@ func TestBenchWriteError(t *testing.T) {
 // transport, a tenth of -n, unless --warmup is given; the server counts
 // the requests (its RDMA run is refused: the valkey-server has TCP alone).
 func TestBenchBothWarmup(t *testing.T) {
-	addr := testutil.ValkeyServer(t)
-	_, port, _ := net.SplitHostPort(addr)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
+	port, c, r := rawValkey(t)
 	calls := func(cmd string) int {
 		t.Helper()
 		c.SetDeadline(time.Now().Add(5 * time.Second))
