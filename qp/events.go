@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -68,17 +67,11 @@ func (e *eventChannel) read() (event, error) {
 	var ev event
 	var gerr error
 	err = rc.Read(func(uintptr) bool {
-		p, err := e.t.GetCMEvent(e.ch)
+		ce, err := e.t.TakeCMEvent(e.ch)
 		if errors.Is(err, syscall.EAGAIN) {
 			return false
 		}
-		if err != nil {
-			gerr = err
-			return true
-		}
-		ce := unsafeptr.At[verbs.CMEvent](p, 0)
-		ev = event{typ: ce.Event, status: ce.Status, id: ce.ID, listenID: ce.ListenID}
-		gerr = e.t.AckCMEvent(p)
+		ev, gerr = event{typ: ce.Event, status: ce.Status, id: ce.ID, listenID: ce.ListenID}, err
 		return true
 	})
 	if err != nil {

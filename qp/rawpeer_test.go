@@ -50,11 +50,9 @@ func (p *rawPeer) event(want uint32) {
 	if n, _ := unix.Poll(pfd, 20000); n != 1 {
 		p.t.Fatalf("raw peer: no rdma_cm event, want %s", p.tb.EventStr(want))
 	}
-	ev, err := p.tb.GetCMEvent(p.ch)
+	ev, err := p.tb.TakeCMEvent(p.ch)
 	p.must(err)
-	typ := unsafeptr.At[verbs.CMEvent](ev, 0).Event
-	p.tb.AckCMEvent(ev)
-	if typ != want {
+	if typ := ev.Event; typ != want {
 		p.t.Fatalf("raw peer: event %s, want %s", p.tb.EventStr(typ), p.tb.EventStr(want))
 	}
 }

@@ -6,15 +6,30 @@ import (
 )
 
 // librdmacm's calls return 0, or -1 with errno set (rdma_getaddrinfo too).
+//
+// Those that may re-read the device list, and so make libibverbs allocate a
+// device it has not seen, run on the librdmacm thread (cmthread.go):
+// rdma_create_event_channel, rdma_create_id and rdma_getaddrinfo (librdmacm's
+// first use lists the devices), rdma_bind_addr, rdma_listen and
+// rdma_get_cm_event (they look up the id's device, and list the devices
+// again for one they do not know), and rdma_get_devices. The others run on
+// the caller's thread.
 
 func (t *Table) cm(name string, fn, a1, a2, a3, a4 uintptr) error {
 	r, errno := ffi.CallE(fn, a1, a2, a3, a4, 0, 0)
 	return errnoIfMinus1(name, int32(r) != 0, errno)
 }
 
+// cmListing is cm on the librdmacm thread, for the calls that may list the
+// devices.
+func (t *Table) cmListing(name string, fn, a1, a2, a3, a4 uintptr) error {
+	r, errno := callCM(fn, a1, a2, a3, a4, 0, 0)
+	return errnoIfMinus1(name, int32(r) != 0, errno)
+}
+
 // CreateEventChannel opens an rdma_cm event channel.
 func (t *Table) CreateEventChannel() (uintptr, error) {
-	ch, errno := ffi.CallE(t.CM.CreateEventChannel, 0, 0, 0, 0, 0, 0)
+	ch, errno := callCM(t.CM.CreateEventChannel, 0, 0, 0, 0, 0, 0)
 	return ch, errnoIfMinus1("rdma_create_event_channel", ch == 0, errno)
 }
 
@@ -31,7 +46,7 @@ func CompChannelFD(ch uintptr) int { return int(unsafeptr.At[CompChannel](ch, 0)
 // CreateID creates an rdma_cm id on channel ch with the given context value.
 func (t *Table) CreateID(ch, context uintptr, ps int) (uintptr, error) {
 	return t.withOut(func(slot uintptr) error {
-		return t.cm("rdma_create_id", t.CM.CreateID, ch, slot, context, uintptr(ps))
+		return t.cmListing("rdma_create_id", t.CM.CreateID, ch, slot, context, uintptr(ps))
 	})
 }
 
@@ -48,12 +63,12 @@ func (t *Table) SetOption(id uintptr, level, name int, val, n uintptr) error {
 
 // BindAddr binds id to the sockaddr at sa (C memory).
 func (t *Table) BindAddr(id, sa uintptr) error {
-	return t.cm("rdma_bind_addr", t.CM.BindAddr, id, sa, 0, 0)
+	return t.cmListing("rdma_bind_addr", t.CM.BindAddr, id, sa, 0, 0)
 }
 
 // Listen starts listening on a bound id.
 func (t *Table) Listen(id uintptr, backlog int) error {
-	return t.cm("rdma_listen", t.CM.Listen, id, uintptr(backlog), 0, 0)
+	return t.cmListing("rdma_listen", t.CM.Listen, id, uintptr(backlog), 0, 0)
 }
 
 // Accept accepts a connection request on id with the parameters at param.
@@ -94,17 +109,31 @@ func (t *Table) CreateQP(id, pd, attr uintptr) error {
 // DestroyQP destroys the id's QP.
 func (t *Table) DestroyQP(id uintptr) { ffi.Call1(t.CM.DestroyQP, id) }
 
-// GetCMEvent takes the next event from ch (blocking unless ch's fd is
-// non-blocking, when it fails with EAGAIN). Ack it with AckCMEvent.
-func (t *Table) GetCMEvent(ch uintptr) (uintptr, error) {
-	return t.withOut(func(slot uintptr) error {
-		return t.cm("rdma_get_cm_event", t.CM.GetCMEvent, ch, slot, 0, 0)
+// TakeCMEvent takes the next event from ch, copies it and acks it, in one
+// hand-off to the librdmacm thread (the ack there too, so that an event is
+// handled as soon as it is read). Without an event it fails with EAGAIN if ch's fd is
+// non-blocking, and blocks otherwise (blocking the librdmacm thread: keep
+// the fd non-blocking).
+func (t *Table) TakeCMEvent(ch uintptr) (CMEvent, error) {
+	var ev CMEvent
+	slot, err := t.Calloc(16)
+	if err != nil {
+		return ev, err
+	}
+	defer t.Free(slot)
+	var gerr error
+	onCMThread(func() {
+		r, errno := ffi.CallE(t.CM.GetCMEvent, ch, slot, 0, 0, 0, 0)
+		if gerr = errnoIfMinus1("rdma_get_cm_event", int32(r) != 0, errno); gerr != nil {
+			return
+		}
+		p := unsafeptr.Load(slot, 0)
+		ev = *unsafeptr.At[CMEvent](p, 0)
+		ev.ConnPrivateData = 0 // freed with the event
+		r, errno = ffi.CallE(t.CM.AckCMEvent, p, 0, 0, 0, 0, 0)
+		gerr = errnoIfMinus1("rdma_ack_cm_event", int32(r) != 0, errno)
 	})
-}
-
-// AckCMEvent releases an event from GetCMEvent.
-func (t *Table) AckCMEvent(ev uintptr) error {
-	return t.cm("rdma_ack_cm_event", t.CM.AckCMEvent, ev, 0, 0, 0)
+	return ev, gerr
 }
 
 // GetAddrInfo resolves node and service (either may be empty) with the hints
@@ -125,7 +154,7 @@ func (t *Table) GetAddrInfo(node, service string, hints uintptr) (uintptr, error
 		defer t.Free(cservice)
 	}
 	return t.withOut(func(slot uintptr) error {
-		return t.cm("rdma_getaddrinfo", t.CM.GetAddrInfo, cnode, cservice, hints, slot)
+		return t.cmListing("rdma_getaddrinfo", t.CM.GetAddrInfo, cnode, cservice, hints, slot)
 	})
 }
 
@@ -148,7 +177,7 @@ func (t *Table) MigrateID(id, ch uintptr) error {
 // removal can finish. librdmacm does this by itself only when it next looks
 // up a device it does not know.
 func (t *Table) ReleaseDeadDevices() {
-	if list := ffi.Call1(t.CM.GetDevices, 0); list != 0 {
+	if list, _ := callCM(t.CM.GetDevices, 0, 0, 0, 0, 0, 0); list != 0 {
 		ffi.Call1(t.CM.FreeDevices, list)
 	}
 }

@@ -9,14 +9,15 @@ import (
 
 // GetDeviceList returns the RDMA devices (struct ibv_device *) and the list
 // that holds them. Free the list with FreeDeviceList; devices already opened
-// stay usable after that.
+// stay usable after that. It runs on the librdmacm thread: it allocates the
+// devices libibverbs has not seen before (cmthread.go says why).
 func (t *Table) GetDeviceList() (devs []uintptr, list uintptr, err error) {
 	num, err := t.Calloc(8)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer t.Free(num)
-	list, errno := ffi.CallE(t.IBV.GetDeviceList, num, 0, 0, 0, 0, 0)
+	list, errno := callCM(t.IBV.GetDeviceList, num, 0, 0, 0, 0, 0)
 	if list == 0 {
 		return nil, 0, errnoIfMinus1("ibv_get_device_list", true, errno)
 	}

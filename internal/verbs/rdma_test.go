@@ -108,11 +108,9 @@ func (s *side) waitEvent(want uint32) uintptr {
 			s.t.Fatalf("no rdma_cm event within %v, waiting for %s", eventTimeout, s.tb.EventStr(want))
 		}
 	}
-	ev, err := s.tb.GetCMEvent(s.ch)
+	e, err := s.tb.TakeCMEvent(s.ch)
 	s.must(err)
-	e := unsafeptr.At[verbs.CMEvent](ev, 0)
 	typ, status, id := e.Event, e.Status, e.ID
-	s.must(s.tb.AckCMEvent(ev))
 	if typ != want {
 		s.t.Fatalf("rdma_cm event %s (status %d), want %s", s.tb.EventStr(typ), status, s.tb.EventStr(want))
 	}

@@ -91,6 +91,10 @@ var bound atomic.Pointer[Table]
 // libraries.
 func Bound() *Table { return bound.Load() }
 
-// Publish makes t the table that Bound returns. Only the loader calls it, and
-// only with a fully resolved table.
-func Publish(t *Table) { bound.Store(t) }
+// Publish makes t the table that Bound returns, and starts the librdmacm
+// thread (cmthread.go), so that it exists from the moment the libraries are
+// bound. Only the loader calls it, and only with a fully resolved table.
+func Publish(t *Table) {
+	startCMThread()
+	bound.Store(t)
+}
