@@ -352,6 +352,14 @@ func (c *Conn) readable() ([]byte, error) {
 		// the CQ: io.EOF only once the flush of the QP (our answer to the
 		// disconnect) shows that everything before it was handled.
 		if c.peerClosed.Load() && c.qpDown.Load() {
+			// A peer on the same device closes when the device goes,
+			// and its DISCONNECTED can come before our DEVICE_REMOVAL
+			// (removal.go). The event loop looked when DISCONNECTED came;
+			// by now the removal seen elsewhere has had the time to land.
+			if c.res != nil && deviceRecentlyGone(c.res.device) {
+				c.fail(ErrDeviceRemoved)
+				continue
+			}
 			return nil, io.EOF
 		}
 		if !c.qpDown.Load() && c.spinPoll(&sp) {

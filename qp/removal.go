@@ -11,9 +11,11 @@ import (
 // own teardown after its DEVICE_REMOVAL, and would take the removal for a
 // close by the peer (io.EOF). So the process remembers, by name and for
 // removalWindow, the devices whose removal a connection or listener saw,
-// and a DISCONNECTED on such a device counts as ErrDeviceRemoved. A device
-// of that name used again by a new connection (the device came back) ends
-// the memory early.
+// and a DISCONNECTED on such a device counts as ErrDeviceRemoved: when it
+// comes, and again when a Read would return io.EOF for it, since the other
+// connection's DEVICE_REMOVAL, queued first, may be read a moment later. A
+// device of that name used again by a new connection (the device came back)
+// ends the memory early.
 var removals struct {
 	mu   sync.Mutex
 	seen map[string]time.Time

@@ -29,11 +29,15 @@ func TestDeviceRemoval(t *testing.T) {
 	cli, srv := e.pair()
 	defer cli.Close()
 	defer srv.Close()
-	reads := make(chan error, 2)
-	for _, c := range []*qp.Conn{cli, srv} {
+	type read struct {
+		side string
+		err  error
+	}
+	reads := make(chan read, 2)
+	for side, c := range map[string]*qp.Conn{"client": cli, "server": srv} {
 		go func() {
 			_, err := c.Read(make([]byte, 1))
-			reads <- err
+			reads <- read{side, err}
 		}()
 	}
 	accepted := make(chan error, 1)
@@ -71,9 +75,9 @@ func TestDeviceRemoval(t *testing.T) {
 	}()
 	for range 2 {
 		select {
-		case err := <-reads:
-			if !errors.Is(err, qp.ErrDeviceRemoved) {
-				t.Errorf("Read on a connection whose device went: %v, want ErrDeviceRemoved", err)
+		case r := <-reads:
+			if !errors.Is(r.err, qp.ErrDeviceRemoved) {
+				t.Errorf("Read on the %s's connection, whose device went: %v, want ErrDeviceRemoved", r.side, r.err)
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("a Read did not end after the device was removed")
