@@ -194,3 +194,38 @@ func BenchmarkNetpollUnderLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDial: one connection's life per op, from Dial to both ends
+// closed: its rdma_cm exchange, resources, receives posted, and teardown.
+func BenchmarkDial(b *testing.B) {
+	rdmatest.Require(b)
+	l, err := qp.Listen(fmt.Sprintf("%s:0", rdmatest.Addr(b)), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan *qp.Conn)
+	go func() {
+		for {
+			c, err := l.AcceptConn(b.Context())
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := qp.Dial(b.Context(), l.Addr().String(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, ok := <-accepted
+		if !ok {
+			b.Fatal("the listener ended")
+		}
+		c.Close()
+		s.Close()
+	}
+}
