@@ -13,7 +13,7 @@ import (
 )
 
 // libcSym looks name up in the C library, which a purego binary has loaded.
-func libcSym(t *testing.T, name string) uintptr {
+func libcSym(t testing.TB, name string) uintptr {
 	t.Helper()
 	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
 	if err != nil {
@@ -77,14 +77,7 @@ func TestCMThread(t *testing.T) {
 // BenchmarkCMThread prices the hand-off to the librdmacm thread: a call of
 // libc's gettid made there, and made on the caller's thread.
 func BenchmarkCMThread(b *testing.B) {
-	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gettid, err := purego.Dlsym(h, "gettid")
-	if err != nil {
-		b.Fatal(err)
-	}
+	gettid := libcSym(b, "gettid")
 	b.Run("handed-off", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
