@@ -32,8 +32,8 @@ import (
 // (setting up a connection, taking an rdma_cm event); the data path never
 // comes here, and neither do the teardown's calls but rdma_get_devices.
 
-// cmCall is one C call handed to the librdmacm thread, or, with do set, a
-// short sequence of them that must not be interleaved with others.
+// cmCall is one C call handed to the librdmacm thread or, with do set, a few
+// made in one hand-off.
 type cmCall struct {
 	fn    uintptr
 	args  [6]uintptr
