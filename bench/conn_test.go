@@ -24,8 +24,12 @@ var transports = []struct {
 }{
 	{"rdma", func(b *testing.B) net.Conn {
 		rdmatest.Require(b)
+		opts, err := rdmaOptions()
+		if err != nil {
+			b.Fatal(err)
+		}
 		addr := startEcho(b, "rdma "+rdmatest.Addr(b).String())
-		c, err := qp.Dial(dialCtx(b), addr, nil)
+		c, err := qp.Dial(dialCtx(b), addr, opts)
 		return closeLater(b, c, err)
 	}},
 	{"tcp", func(b *testing.B) net.Conn {

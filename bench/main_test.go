@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seed54442f1a/rdmapool/qp"
 )
@@ -16,6 +17,23 @@ import (
 // echoEnv makes the test binary an echo server ("tcp" or "rdma ADDR") that
 // prints its address on stdout and serves until stdin closes.
 const echoEnv = "RDMAPOOL_BENCH_ECHO"
+
+// spinEnv, a duration, sets qp.Options.SpinWait for both ends of the RDMA
+// connections (the child inherits it); unset, the default.
+const spinEnv = "RDMAPOOL_BENCH_SPINWAIT"
+
+// rdmaOptions are the options of both ends of an RDMA connection.
+func rdmaOptions() (*qp.Options, error) {
+	v := os.Getenv(spinEnv)
+	if v == "" {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spinEnv, err)
+	}
+	return &qp.Options{SpinWait: d}, nil
+}
 
 func TestMain(m *testing.M) {
 	if v := os.Getenv(echoEnv); v != "" {
@@ -38,7 +56,10 @@ func echoServer(mode string) int {
 	case "tcp":
 		l, err = net.Listen("tcp", "127.0.0.1:0")
 	case "rdma":
-		l, err = qp.Listen(addr+":0", nil)
+		var opts *qp.Options
+		if opts, err = rdmaOptions(); err == nil {
+			l, err = qp.Listen(addr+":0", opts)
+		}
 	default:
 		err = fmt.Errorf("unknown echo server %q", mode)
 	}
