@@ -20,6 +20,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 const benchUsage = `usage: rdmapool bench [flags]
@@ -74,6 +75,7 @@ type benchFlags struct {
 	transport                  string
 	plot                       string
 	duration, warmup, timeout  time.Duration
+	spinWait                   time.Duration
 	embedded, hostSet, portSet bool
 	defaultWarmup              bool // --warmup not given
 
@@ -105,6 +107,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
 	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
 	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
+	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait), in the clients and the embedded server; 0 means the library's default (1ms), negative never polls. A longer spin pays off where the machine runs more busy threads than it has cores")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	return fs
 }
@@ -267,6 +270,9 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
 		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
 	}
+	if f.spinWait != 0 {
+		cfg.RDMA = &qp.Options{SpinWait: f.spinWait}
+	}
 	if err := cfg.Check(); err != nil { // and -P is at most -n
 		var me *benchrun.MemoryError
 		if errors.As(err, &me) {
@@ -293,7 +299,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	// (the embedded server has no RDMA listener).
 	var rdmaDown error
 	if f.embedded {
-		e, err := benchrun.StartEmbedded(f.both || f.policy != pool.TCPOnly)
+		e, err := benchrun.StartEmbedded(f.both || f.policy != pool.TCPOnly, cfg.RDMA)
 		if err != nil {
 			return fail("cannot start the embedded server: %v", err)
 		}

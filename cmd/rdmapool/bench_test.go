@@ -56,6 +56,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--threads", "-2"}, "--threads -2 must not be negative"},
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-c", "x"}, `invalid value "x" for flag -c`},
+		{[]string{"--spin-wait", "1"}, `invalid value "1" for flag -spin-wait`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--plot", "x.txt"}, "--plot x.txt: want a file name ending in .svg or .png"},
 		{[]string{"--plot", "lat"}, "--plot lat: want a file name ending in .svg or .png"},
@@ -128,6 +129,17 @@ func TestBenchDefault(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.HasPrefix(stderr, "server: embedded") || strings.Count(stderr, "\n") != 1 ||
 		!strings.HasPrefix(lines[0], "SET: ") || !strings.Contains(lines[1], "GET: ") || !strings.Contains(lines[1], "requests per second, p50=") {
 		t.Errorf("-q: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	// --spin-wait reaches both ends of the RDMA connections; a negative
+	// one (never poll) makes every wait park and still serves.
+	code, stdout, stderr = runBench(t, "-n", "200", "-c", "2", "-q", "-t", "ping_mbulk", "--spin-wait", "-1ns")
+	wantTransport := "transport: tcp"
+	if rdmatest.Available() {
+		wantTransport = "transport: rdma"
+	}
+	if code != 0 || !strings.HasPrefix(stdout, "PING_MBULK: ") || !strings.Contains(stderr, wantTransport) {
+		t.Errorf("--spin-wait -1ns: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, wantTransport)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/probe"
 	"github.com/seed54442f1a/rdmapool/internal/respserver"
@@ -40,6 +41,7 @@ type serveFlags struct {
 	bind, rdmaBind  string
 	port, rdmaPort  int
 	rdmaRxSize      memSize
+	spinWait        time.Duration
 	requirePass     string
 	tcpAddrs, rAddr []string
 }
@@ -57,6 +59,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 	fs.StringVar(&f.rdmaBind, "rdma-bind", "", `RDMA addresses to listen on, space-separated; "auto" is the first IPv4 GID of an active RDMA port; empty turns RDMA off`)
 	fs.IntVar(&f.rdmaPort, "rdma-port", 6379, "RDMA port")
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
+	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
 	if err := fs.Parse(args); err != nil {
 		return nil, false
@@ -168,7 +171,7 @@ func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
 		addr = a
 	}
 	hostPort := net.JoinHostPort(addr, strconv.Itoa(f.rdmaPort))
-	l, err := qp.Listen(hostPort, &qp.Options{RecvBufferSize: int(f.rdmaRxSize)})
+	l, err := qp.Listen(hostPort, &qp.Options{RecvBufferSize: int(f.rdmaRxSize), SpinWait: f.spinWait})
 	if err != nil {
 		if errors.Is(err, loader.ErrUnavailable) {
 			return nil, fmt.Errorf("RDMA is unavailable: %v%s", err, also)

@@ -31,6 +31,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rdma-port", "-1"}, "--rdma-port -1 is not a port"},
 		{[]string{"--rdma-rx-size", "1kb"}, "--rdma-rx-size 1024 is out of range"},
 		{[]string{"--rdma-rx-size", "lots"}, `invalid value "lots" for flag -rdma-rx-size`},
+		{[]string{"--spin-wait", "soon"}, `invalid value "soon" for flag -spin-wait`},
 		{[]string{"--port", "0"}, "nothing to serve"},
 		{[]string{"--bind", " "}, "--bind is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},

@@ -114,7 +114,7 @@ func smallConfig(addr string, policy pool.Policy, tests string) Config {
 }
 
 func TestRunTCP(t *testing.T) {
-	e, err := StartEmbedded(false)
+	e, err := StartEmbedded(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestRunErrors(t *testing.T) {
 // TestRunRDMA runs against the embedded server over RDMA (in the VM).
 func TestRunRDMA(t *testing.T) {
 	rdmatest.Require(t)
-	e, err := StartEmbedded(true)
+	e, err := StartEmbedded(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestRunRDMA(t *testing.T) {
 }
 
 func TestReports(t *testing.T) {
-	e, err := StartEmbedded(false)
+	e, err := StartEmbedded(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestReports(t *testing.T) {
 // clientOn returns a client on a TCP (or, in the VM, RDMA) connection to
 // the embedded server, prepared for the test named.
 func clientOn(tb testing.TB, test string, pipeline int) *client {
-	e, err := StartEmbedded(rdmatest.Available())
+	e, err := StartEmbedded(rdmatest.Available(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

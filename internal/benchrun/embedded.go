@@ -26,8 +26,9 @@ type Embedded struct {
 
 // StartEmbedded starts the server on ephemeral ports. The RDMA listener is
 // on RDMAPOOL_TEST_ADDR when set, else on the first IPv4 GID of an active
-// port (probe.Run), when rdma is true.
-func StartEmbedded(rdma bool) (*Embedded, error) {
+// port (probe.Run), when rdma is true; opts are its connections' options
+// (nil: the defaults).
+func StartEmbedded(rdma bool, opts *qp.Options) (*Embedded, error) {
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -37,7 +38,7 @@ func StartEmbedded(rdma bool) (*Embedded, error) {
 	if rdma {
 		if ip, err := rdmaIP(); err != nil {
 			e.RDMAErr = err
-		} else if rl, err := qp.Listen(netip.AddrPortFrom(ip, 0).String(), nil); err != nil {
+		} else if rl, err := qp.Listen(netip.AddrPortFrom(ip, 0).String(), opts); err != nil {
 			e.RDMAErr = err
 		} else {
 			e.RDMAAddr = rl.Addr().String()

@@ -18,6 +18,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 // Config is one benchmark run against one server over one transport policy.
@@ -29,6 +30,9 @@ type Config struct {
 	RDMAAddr string
 	RDMAPort int
 	Policy   pool.Policy
+	// RDMA are the options of the RDMA connections (pool.Options.RDMA);
+	// nil means the defaults.
+	RDMA *qp.Options
 
 	Clients int // connections, one request pipeline each
 	// Requests per test; with Duration too, each test stops at the first
@@ -256,7 +260,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	p, err := pool.New(pool.Options{
-		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy,
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
 		MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
 	if err != nil {
