@@ -68,24 +68,20 @@ func pipe(dial, accept func(context.Context) (net.Conn, error)) nettest.MakePipe
 	}
 }
 
-// pooled dials by p.Get, as a discarding PooledConn.
+// pooled dials by p.Get, as the Dialer hands connections to clients: a
+// clientConn, whose Close is Discard. The suite expects Close to close the
+// connection (its peer to see EOF, pending calls to return), where a
+// PooledConn's Close hands the connection back to the pool for the next
+// Get, which would hand it out again with its peer gone.
 func pooled(p *Pool) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
 		c, err := p.Get(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return discarding{c}, nil
+		return clientConn{c}, nil
 	}
 }
-
-// discarding is a PooledConn whose Close is Discard: the suite expects
-// Close to close the connection (its peer to see EOF, pending calls to
-// return), where a PooledConn's Close hands the connection back to the
-// pool for the next Get, which would hand it out again with its peer gone.
-type discarding struct{ *PooledConn }
-
-func (d discarding) Close() error { return d.Discard() }
 
 // peerServer hands each accepted TCP connection to accept.
 type peerServer struct {
