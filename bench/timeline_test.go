@@ -78,10 +78,13 @@ func loadTimeline(path string) (stamps [3][]int64, err error) {
 	return stamps, nil
 }
 
-// writeTimeline prints the medians of the round trip's legs: message k
+// writeTimeline prints the percentiles of the round trip's legs: message k
 // goes from the client's post to the server's handling of it, the server's
 // echo of it from its post to the client's handling, and the client's next
-// post follows. It needs one RDMA connection in the run (one benchmark):
+// post follows. For the round trips beyond the 99th percentile it counts
+// which of the four parts overran its own median the most: the legs are
+// soft-RoCE's work and the peer's noticing, the turnarounds are ours. It
+// needs one RDMA connection in the run (one benchmark):
 // with more, the client's stamps run on across connections and no longer
 // match the last server's, and it says so.
 func writeTimeline(w io.Writer) {
@@ -116,14 +119,39 @@ func writeTimeline(w io.Writer) {
 		{"client ibv_post_send", func(k int) int64 { return cEnd[k] - cStart[k] }},
 		{"server ibv_post_send", func(k int) int64 { return sEnd[k] - sStart[k] }},
 	}
-	fmt.Fprintf(w, "timeline: medians over messages %d to %d\n", timelineWarmup, n)
-	d := make([]int64, 0, n)
-	for _, l := range legs {
-		d = d[:0]
+	fmt.Fprintf(w, "timeline: over messages %d to %d, µs: p50 p90 p99 p99.9\n", timelineWarmup, n)
+	sorted := make([][]int64, len(legs))
+	for i, l := range legs {
+		d := make([]int64, 0, n-timelineWarmup)
 		for k := timelineWarmup; k < n; k++ {
 			d = append(d, l.d(k))
 		}
 		slices.Sort(d)
-		fmt.Fprintf(w, "timeline %-40s %8.2f µs\n", l.name, float64(d[len(d)/2])/1e3)
+		sorted[i] = d
+		q := func(p float64) float64 { return float64(d[int(p*float64(len(d)-1))]) / 1e3 }
+		fmt.Fprintf(w, "timeline %-40s %8.2f %8.2f %8.2f %8.2f\n", l.name, q(0.5), q(0.9), q(0.99), q(0.999))
+	}
+	// The tail: for each round trip beyond the 99th percentile, the leg or
+	// turnaround that overran its own median the most.
+	const rtLeg = 4 // "round trip (post to next post)"
+	rt := sorted[rtLeg]
+	p99 := rt[int(0.99*float64(len(rt)-1))]
+	blame := make([]int, rtLeg)
+	tail := 0
+	for k := timelineWarmup; k < n; k++ {
+		if legs[rtLeg].d(k) <= p99 {
+			continue
+		}
+		tail++
+		worst, over := 0, int64(-1<<62)
+		for i := range rtLeg {
+			if o := legs[i].d(k) - sorted[i][len(sorted[i])/2]; o > over {
+				worst, over = i, o
+			}
+		}
+		blame[worst]++
+	}
+	for i := range rtLeg {
+		fmt.Fprintf(w, "timeline tail: %-40s the most overrun in %d of the %d round trips beyond p99\n", legs[i].name, blame[i], tail)
 	}
 }
