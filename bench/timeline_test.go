@@ -107,6 +107,9 @@ func writeTimeline(w io.Writer) {
 			len(cFound), len(sFound), len(cStart), len(sStart), timelineWarmup)
 		return
 	}
+	// The first parts legs are the parts of a round trip, in order; the
+	// next is the round trip, their sum.
+	const parts = 4
 	legs := []struct {
 		name string
 		d    func(k int) int64
@@ -133,25 +136,24 @@ func writeTimeline(w io.Writer) {
 	}
 	// The tail: for each round trip beyond the 99th percentile, the leg or
 	// turnaround that overran its own median the most.
-	const rtLeg = 4 // "round trip (post to next post)"
-	rt := sorted[rtLeg]
+	rt := sorted[parts]
 	p99 := rt[int(0.99*float64(len(rt)-1))]
-	blame := make([]int, rtLeg)
+	blame := make([]int, parts)
 	tail := 0
 	for k := timelineWarmup; k < n; k++ {
-		if legs[rtLeg].d(k) <= p99 {
+		if legs[parts].d(k) <= p99 {
 			continue
 		}
 		tail++
 		worst, over := 0, int64(-1<<62)
-		for i := range rtLeg {
+		for i := range parts {
 			if o := legs[i].d(k) - sorted[i][len(sorted[i])/2]; o > over {
 				worst, over = i, o
 			}
 		}
 		blame[worst]++
 	}
-	for i := range rtLeg {
+	for i := range parts {
 		fmt.Fprintf(w, "timeline tail: %-40s the most overrun in %d of the %d round trips beyond p99\n", legs[i].name, blame[i], tail)
 	}
 }
