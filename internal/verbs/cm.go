@@ -116,24 +116,22 @@ func (t *Table) DestroyQP(id uintptr) { ffi.Call1(t.CM.DestroyQP, id) }
 // the fd non-blocking).
 func (t *Table) TakeCMEvent(ch uintptr) (CMEvent, error) {
 	var ev CMEvent
-	slot, err := t.Calloc(16)
-	if err != nil {
-		return ev, err
-	}
-	defer t.Free(slot)
-	var gerr error
-	onCMThread(func() {
-		r, errno := ffi.CallE(t.CM.GetCMEvent, ch, slot, 0, 0, 0, 0)
-		if gerr = errnoIfMinus1("rdma_get_cm_event", int32(r) != 0, errno); gerr != nil {
-			return
-		}
-		p := unsafeptr.Load(slot, 0)
-		ev = *unsafeptr.At[CMEvent](p, 0)
-		ev.ConnPrivateData = 0 // freed with the event
-		r, errno = ffi.CallE(t.CM.AckCMEvent, p, 0, 0, 0, 0, 0)
-		gerr = errnoIfMinus1("rdma_ack_cm_event", int32(r) != 0, errno)
+	// withOut's result, the event's address, is gone with the ack.
+	_, err := t.withOut(func(slot uintptr) (err error) {
+		onCMThread(func() {
+			r, errno := ffi.CallE(t.CM.GetCMEvent, ch, slot, 0, 0, 0, 0)
+			if err = errnoIfMinus1("rdma_get_cm_event", int32(r) != 0, errno); err != nil {
+				return
+			}
+			p := unsafeptr.Load(slot, 0)
+			ev = *unsafeptr.At[CMEvent](p, 0)
+			ev.ConnPrivateData = 0 // freed with the event
+			r, errno = ffi.CallE(t.CM.AckCMEvent, p, 0, 0, 0, 0, 0)
+			err = errnoIfMinus1("rdma_ack_cm_event", int32(r) != 0, errno)
+		})
+		return err
 	})
-	return ev, gerr
+	return ev, err
 }
 
 // GetAddrInfo resolves node and service (either may be empty) with the hints
