@@ -343,15 +343,20 @@ func (c *Conn) readable() ([]byte, error) {
 		if c.readDL.Expired() {
 			return nil, c.opError("read", os.ErrDeadlineExceeded)
 		}
+		// After the peer's close, data it wrote before may still wait in
+		// the CQ: io.EOF only once the flush of the QP (our answer to the
+		// disconnect) shows that everything before it was handled. Look
+		// at that before the ring: the handling records data (Wrote)
+		// before the flush (onQPDown), so a reader that sees the flush
+		// finds the data before it in the ring, even when both were
+		// handled after its last look.
+		drained := c.peerClosed.Load() && c.qpDown.Load()
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
 				return b, nil
 			}
 		}
-		// After the peer's close, data it wrote before may still wait in
-		// the CQ: io.EOF only once the flush of the QP (our answer to the
-		// disconnect) shows that everything before it was handled.
-		if c.peerClosed.Load() && c.qpDown.Load() {
+		if drained {
 			// A peer on the same device closes when the device goes,
 			// and its DISCONNECTED can come before our DEVICE_REMOVAL
 			// (removal.go). The event loop looked when DISCONNECTED came;
