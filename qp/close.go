@@ -17,11 +17,19 @@ import (
 func (c *Conn) Close() error {
 	c.userClosed.Store(true)
 	c.setErr(net.ErrClosed)
-	if c.leaseHeld.Load() || c.reserveHeld.Load() {
-		return nil
+	for {
+		if c.leaseHeld.Load() || c.reserveHeld.Load() {
+			return nil
+		}
+		// A Lease or Reserve that had found data or room when Close
+		// came, and takes its hold now, keeps the teardown waiting
+		// until Release or Commit: return then, as if it had come first.
+		select {
+		case <-c.torndown:
+			return nil
+		case <-c.heldNotify:
+		}
 	}
-	<-c.torndown
-	return nil
 }
 
 // fail ends the connection with err (the first error wins). It may run on

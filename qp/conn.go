@@ -96,6 +96,7 @@ type Conn struct {
 	torndown    chan struct{} // closed when every resource is freed
 	leaseHeld   atomic.Bool
 	reserveHeld atomic.Bool
+	heldNotify  chan struct{}              // signalled when a Lease or reservation is taken
 	keepalive   atomic.Pointer[time.Timer] // set when ESTABLISHED, read by teardown
 	onEstablish func(*Conn)                // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                // server: lets the Listener forget it
@@ -123,15 +124,16 @@ const (
 func newConn(t *verbs.Table, opts Options, id uintptr, ec *eventChannel, server bool) *Conn {
 	return &Conn{
 		t: t, opts: opts, id: id, ec: ec, server: server,
-		rxNotify:  make(chan struct{}, 1),
-		txNotify:  make(chan struct{}, 1),
-		ctlNotify: make(chan struct{}, 1),
-		readDL:    deadline.New(),
-		writeDL:   deadline.New(),
-		repost:    make([]uint32, 0, recvSlots),
-		done:      make(chan struct{}),
-		evDone:    make(chan struct{}),
-		torndown:  make(chan struct{}),
+		rxNotify:   make(chan struct{}, 1),
+		txNotify:   make(chan struct{}, 1),
+		ctlNotify:  make(chan struct{}, 1),
+		heldNotify: make(chan struct{}, 1),
+		readDL:     deadline.New(),
+		writeDL:    deadline.New(),
+		repost:     make([]uint32, 0, recvSlots),
+		done:       make(chan struct{}),
+		evDone:     make(chan struct{}),
+		torndown:   make(chan struct{}),
 	}
 }
 
@@ -313,6 +315,7 @@ func (c *Conn) Lease() ([]byte, error) {
 	}
 	c.leased = len(b)
 	c.leaseHeld.Store(true)
+	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
 
@@ -437,6 +440,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 	}
 	c.reserved = len(b)
 	c.reserveHeld.Store(true)
+	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
 
@@ -637,6 +641,13 @@ func (c *Conn) writeErr() error {
 func (c *Conn) commit(n int) error {
 	local, lkey, remote, rkey := c.res.tx.Commit(n)
 	c.smu.Lock()
+	if c.closing.Load() {
+		// Close's linger waits for the WRs posted before its marker,
+		// under smu: a write posted after it would be flushed by the
+		// disconnect, and the Write would have reported success.
+		c.smu.Unlock()
+		return c.opError("write", c.endErr())
+	}
 	err := c.postLocked(opcodeWrite, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
 	c.smu.Unlock()
 	if err != nil {

@@ -653,6 +653,28 @@ func TestZeroCopy(t *testing.T) {
 	}
 }
 
+// TestCloseWhileReserved: Close returns at once while a reservation is
+// held, and the Commit after it fails with net.ErrClosed and sends nothing:
+// the peer sees the connection end without the bytes.
+func TestCloseWhileReserved(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10})
+	cli, srv := e.pair()
+	defer srv.Close()
+	b, err := cli.Reserve(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b, "abc")
+	cli.Close()
+	if err := cli.Commit(3); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Commit after Close: %v, want net.ErrClosed", err)
+	}
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if n, err := srv.Read(make([]byte, 3)); n != 0 || err != io.EOF {
+		t.Errorf("the peer read %d bytes, %v; want io.EOF and nothing", n, err)
+	}
+}
+
 // TestZeroCopyBadLengths: Reserve of a negative length, and Commit or
 // Release of more than was reserved or leased, are errors that send or
 // consume nothing, and end the reservation or lease.
