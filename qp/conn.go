@@ -182,7 +182,10 @@ func (c *Conn) onEstablished() error {
 	// takes them as nothing): a side that only reads learns of a peer gone
 	// without a disconnect (power loss, a cut link) when a keepalive's
 	// retries run out.
-	c.keepalive.Store(time.AfterFunc(c.opts.KeepaliveInterval, c.sendKeepalive))
+	// Stored before it is set: sendKeepalive resets it.
+	t := time.AfterFunc(time.Hour, c.sendKeepalive)
+	c.keepalive.Store(t)
+	t.Reset(c.opts.KeepaliveInterval)
 	return nil
 }
 
