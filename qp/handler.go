@@ -107,6 +107,12 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			op := "receive"
 			if local&sendFlag != 0 {
 				op = "send"
+			} else if wc.Status == verbs.WCLocLenErr {
+				// A SEND that did not fit the receive's cmdSize bytes:
+				// the peer broke the protocol, as with a shorter one
+				// (handleCmd).
+				c.fail(&ProtocolError{What: fmt.Sprintf("control message longer than %d bytes", cmdSize)})
+				return
 			}
 			c.fail(&CompletionError{Op: op, Status: wc.Status, Text: c.t.WCStatusStr(wc.Status), Vendor: wc.VendorErr})
 			return

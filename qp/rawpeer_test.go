@@ -196,6 +196,10 @@ func TestMalformedPeer(t *testing.T) {
 		want string
 	}{
 		{"short control message", func(p *rawPeer) { p.post(verbs.WRSend, make([]byte, 16), 0) }, "control message of 16 bytes, want 32"},
+		// The device fails the receive: with IBV_WC_LOC_LEN_ERR, which
+		// says why, on hardware; soft-RoCE says "local QP operation
+		// error", a CompletionError.
+		{"long control message", func(p *rawPeer) { p.post(verbs.WRSend, make([]byte, 64), 0) }, "control message longer than 32 bytes"},
 		{"unknown opcode", func(p *rawPeer) { p.post(verbs.WRSend, cmdBytes(0x1234), 0) }, "unknown control opcode 4660"},
 		{"overrun", func(p *rawPeer) { p.post(verbs.WRRDMAWriteWithImm, nil, 16<<10+1) }, "immediate byte count overruns the receive buffer"},
 		{"oversized RegisterXferMemory", func(p *rawPeer) {
@@ -217,10 +221,15 @@ func TestMalformedPeer(t *testing.T) {
 			srv.SetReadDeadline(time.Now().Add(20 * time.Second))
 			_, err = srv.Read(make([]byte, 10))
 			var pe *qp.ProtocolError
-			if !errors.As(err, &pe) || !strings.Contains(pe.What, tc.want) {
+			var ce *qp.CompletionError
+			switch {
+			case errors.As(err, &pe) && strings.Contains(pe.What, tc.want):
+				t.Logf("as expected: %v", err)
+			case tc.name == "long control message" && errors.As(err, &ce) && ce.Op == "receive":
+				t.Logf("as expected, the device not saying why: %v", err)
+			default:
 				t.Fatalf("server Read: %v, want a ProtocolError saying %q", err, tc.want)
 			}
-			t.Logf("as expected: %v", err)
 			// Once closed, the connection says so, whatever ended it.
 			srv.Close()
 			if _, err := srv.Read(make([]byte, 10)); !errors.Is(err, net.ErrClosed) {

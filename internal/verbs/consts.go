@@ -24,6 +24,7 @@ const (
 	WCRecv            = 128    // IBV_WC_RECV
 	WCRecvRDMAWithImm = 129    // IBV_WC_RECV_RDMA_WITH_IMM
 	WCSuccess         = 0      // IBV_WC_SUCCESS (enum ibv_wc_status)
+	WCLocLenErr       = 1      // IBV_WC_LOC_LEN_ERR
 	WCWRFlushErr      = 5      // IBV_WC_WR_FLUSH_ERR
 	WCRetryExcErr     = 12     // IBV_WC_RETRY_EXC_ERR
 	WCWithImm         = 1 << 1 // IBV_WC_WITH_IMM (enum ibv_wc_flags)
