@@ -178,12 +178,16 @@ func (p *Pool) reportFallback(fe *FallbackError) {
 // closes it. Once either has been called, the PooledConn is spent: further
 // Closes and Discards do nothing, and Read, Write and the deadline setters
 // fail with an error matching net.ErrClosed, whoever uses the connection
-// now. (Conn, the connection itself, is not guarded: do not keep it past
-// Close.)
+// now. A Close while a Read or Write of the PooledConn is still running
+// (from another goroutine, as net.Conn allows) closes the connection for
+// good, which ends that call: back in the pool, the call would share it with
+// the connection's next user. (Conn, the connection itself, is not guarded:
+// do not keep it past Close.)
 type PooledConn struct {
 	Conn
-	e    *poolEntry
-	done atomic.Bool // Close or Discard was called
+	e     *poolEntry
+	done  atomic.Bool  // Close or Discard was called
+	calls atomic.Int32 // Reads and Writes running now
 }
 
 // poolEntry is a connection the pool holds, idle or handed out.
@@ -203,6 +207,8 @@ func (e *poolEntry) handle() *PooledConn { return &PooledConn{Conn: e.conn, e: e
 // included: a request whose reply was not read leaves the connection out of
 // step with the protocol.
 func (c *PooledConn) Read(b []byte) (int, error) {
+	c.calls.Add(1) // before the look at done: see Close
+	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return 0, c.spent("read")
 	}
@@ -215,6 +221,8 @@ func (c *PooledConn) Read(b []byte) (int, error) {
 
 // Write writes, and marks the connection broken on any error.
 func (c *PooledConn) Write(b []byte) (int, error) {
+	c.calls.Add(1) // before the look at done: see Close
+	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return 0, c.spent("write")
 	}
@@ -254,10 +262,17 @@ func (c *PooledConn) spent(op string) error {
 	return &net.OpError{Op: op, Net: string(c.Transport()), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: net.ErrClosed}
 }
 
-// Close returns the connection to its pool. Calling it again, or after
+// Close returns the connection to its pool, or closes it for good if a Read
+// or Write of this PooledConn is still running. Calling it again, or after
 // Discard, does nothing.
 func (c *PooledConn) Close() error {
 	if c.done.Swap(true) {
+		return nil
+	}
+	// A call that began before the Swap is counted by now; one that
+	// begins after it sees done and fails.
+	if c.calls.Load() > 0 {
+		c.e.pool.discard(c.e)
 		return nil
 	}
 	c.e.conn.SetDeadline(time.Time{})

@@ -48,7 +48,8 @@ type Options struct {
 	// connection is made) for every connection that uses TCP although RDMA
 	// was preferred: the one whose RDMA dial failed, and each one dialled
 	// in the RDMARetryInterval that follows, which does not try RDMA again
-	// (FallbackError.Skipped).
+	// (FallbackError.Skipped). The dialling goroutine may be the pool's
+	// own, which Close waits for: the hook must not call Close.
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options

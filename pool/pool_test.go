@@ -334,6 +334,49 @@ func TestPoolStaleHandle(t *testing.T) {
 	}
 }
 
+// TestPoolCloseDuringRead: a Close of a handle whose Read is still running
+// (from another goroutine, as on a context's cancel) closes the connection
+// for good and ends the Read; it does not go idle for the next Get to share
+// with that Read.
+func TestPoolCloseDuringRead(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	ctx := context.Background()
+	a, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := a.Read(make([]byte, 1)) // nothing comes
+		readErr <- err
+	}()
+	for a.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	a.Close()
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("the Read running at Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Read running at Close did not end")
+	}
+	if st := p.Stats(); st.Idle != 0 || st.InUse != 0 || st.Open != 0 {
+		t.Errorf("after the Close: %+v, want the connection closed", st)
+	}
+	b, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Conn == a.Conn {
+		t.Fatal("the connection of the running Read was handed out again")
+	}
+	ping(t, b)
+}
+
 // getAsync runs Get on its own goroutine.
 func getAsync(p *Pool, ctx context.Context) <-chan error {
 	errc := make(chan error, 1)
