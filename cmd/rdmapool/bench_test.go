@@ -67,8 +67,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--rdma-port", "6380"}, "--rdma-port is the port of a server given by -h or -p"},
 		{[]string{"-n", "-5", "--duration", "200ms"}, "-n -5: need at least 1 request"},
 		// Buffers: -c × -P × the request (MSET's 10 values of -d bytes).
-		{[]string{"-n", "1000000000", "-P", "10000000", "-t", "set,mset", "-r", "100"}, "the clients would need about 156 GiB of memory (50 clients × pipeline 10000000 × 335 bytes, the size of a request of MSET (10 keys)"},
-		{[]string{"-c", "1", "-d", "536870912", "-t", "mset"}, "the clients would need about 6 GiB of memory (pipeline 1 × 5 GiB, the size of a request of MSET (10 keys)"},
+		{[]string{"-n", "1000000000", "-P", "10000000", "-t", "set,mset", "-r", "100"}, "the clients would need about 156 GiB of memory in MSET (10 keys) (50 clients × pipeline 10000000 × 335 bytes, the size of its request"},
+		{[]string{"-c", "1", "-d", "536870912", "-t", "mset"}, "the clients would need about 5 GiB of memory in MSET (10 keys) (pipeline 1 × 5 GiB, the size of its request"},
 		{[]string{"-c", strconv.FormatUint(openFilesLimit()+1, 10), "-p", "6379"}, "more connections than the " + strconv.FormatUint(openFilesLimit(), 10) + " files this process may open allow (ulimit -n)"},
 	} {
 		code, _, stderr := runBench(t, tc.args...)

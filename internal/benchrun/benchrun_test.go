@@ -500,12 +500,25 @@ func TestCheck(t *testing.T) {
 	cfg.Keyspace = 1000
 	var me *MemoryError
 	if err := cfg.Check(); !errors.As(err, &me) || me.Test != "SET" || me.Shared || me.RequestBytes != 1069 ||
-		!strings.HasPrefix(err.Error(), "the clients would need about 2 GiB of memory (100 clients × pipeline 20000 × 1 KiB, the size of a request of SET, and ") {
+		!strings.HasPrefix(err.Error(), "the clients would need about 2 GiB of memory in SET (100 clients × pipeline 20000 × 1 KiB, the size of its request, and ") {
 		t.Errorf("per-client pipelines: %v", err)
 	}
 	cfg.Clients = 1
 	if err := cfg.Check(); err != nil {
 		t.Errorf("one client: %v", err)
+	}
+
+	// A reply buffer grows to twice the value only where replies carry
+	// one: 10 clients with 200 MB values need 4 GB in GET and LPOP, a few
+	// hundred KB each in PING.
+	cfg = smallConfig("127.0.0.1:1", pool.TCPOnly, "ping,get")
+	cfg.Clients, cfg.Requests, cfg.DataSize = 10, 10, 200e6
+	if err := cfg.Check(); !errors.As(err, &me) || me.Test != "GET" || me.PerClient < 400e6 {
+		t.Errorf("GET of 200 MB values: %v, want GET refused", err)
+	}
+	cfg.Tests = cfg.Tests[:1]
+	if err := cfg.Check(); err != nil || cfg.Tests[0].Name != "PING_INLINE" {
+		t.Errorf("PING with -d 200000000: %v", err)
 	}
 }
 

@@ -161,21 +161,21 @@ func (cfg *Config) Check() error {
 // MemoryLimit bounds the memory a run's clients may need (MemoryError).
 const MemoryLimit = 2 << 30
 
-// clientFixed is what each client needs whatever the test: its reply
-// buffer (at least) and its histogram.
-var clientFixed = int64(initialIn + newHist().ByteSize())
+// histBytes is the size of a client's histogram.
+var histBytes = int64(newHist().ByteSize())
 
-// MemoryError refuses a run whose clients would need more than MemoryLimit:
-// Clients × Pipeline × the largest test's request (one copy for all
-// clients when no key is random), and each client's reply buffer and
-// histogram.
+// MemoryError refuses a run whose clients would need more than MemoryLimit
+// in one of its tests: Clients × Pipeline × the test's request (one copy
+// for all clients when no key is random), and each client's reply buffer
+// (twice the value where replies carry one, GET and LPOP) and histogram.
 type MemoryError struct {
 	Need         int64
 	Clients      int
 	Pipeline     int
-	Test         string // the test of the largest request
+	Test         string // the test that needs the most
 	RequestBytes int64
-	Shared       bool // one copy of the pipeline serves every client
+	Shared       bool  // one copy of the pipeline serves every client
+	PerClient    int64 // each client's reply buffer and histogram
 }
 
 func (e *MemoryError) Error() string {
@@ -183,12 +183,11 @@ func (e *MemoryError) Error() string {
 	if e.Shared {
 		copies = "" // one copy for all
 	}
-	return fmt.Sprintf("the clients would need about %s of memory (%spipeline %d × %s, the size of a request of %s, and %s per client for its replies and histogram), more than the %s allowed",
-		bytesText(e.Need), copies, e.Pipeline, bytesText(e.RequestBytes), e.Test, bytesText(clientFixed), bytesText(MemoryLimit))
+	return fmt.Sprintf("the clients would need about %s of memory in %s (%spipeline %d × %s, the size of its request, and for each of the %d clients %s for its replies and histogram), more than the %s allowed",
+		bytesText(e.Need), e.Test, copies, e.Pipeline, bytesText(e.RequestBytes), e.Clients, bytesText(e.PerClient), bytesText(MemoryLimit))
 }
 
 func (cfg *Config) memory() error {
-	in := max(int64(initialIn), 2*int64(cfg.DataSize)) // a reply of the value grows it
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
@@ -197,10 +196,15 @@ func (cfg *Config) memory() error {
 		if shared {
 			copies = 1
 		}
+		in := int64(initialIn)
+		if t.valueReply {
+			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
+		}
+		perClient := satAdd(in, histBytes)
 		need := satMul(satMul(copies, int64(cfg.Pipeline)), size)
-		need = satAdd(need, satMul(int64(cfg.Clients), int64(clientFixed)-initialIn+in))
+		need = satAdd(need, satMul(int64(cfg.Clients), perClient))
 		if worst == nil || need > worst.Need {
-			worst = &MemoryError{Need: need, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Test: t.Name, RequestBytes: size, Shared: shared}
+			worst = &MemoryError{Need: need, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Test: t.Name, RequestBytes: size, Shared: shared, PerClient: perClient}
 		}
 	}
 	if worst != nil && worst.Need > MemoryLimit {

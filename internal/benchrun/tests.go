@@ -22,6 +22,9 @@ type Test struct {
 	Name string
 	// build returns one request for a value of dataSize bytes.
 	build func(data []byte) []byte
+	// valueReply: a reply carries a value of dataSize bytes (GET, LPOP),
+	// which grows the client's reply buffer to hold it.
+	valueReply bool
 }
 
 // testOrder lists every test in the order valkey-benchmark runs them.
@@ -29,20 +32,20 @@ var testOrder = []struct {
 	flag string
 	test Test
 }{
-	{"ping_inline", Test{"PING_INLINE", func([]byte) []byte { return []byte("PING\r\n") }}},
-	{"ping_mbulk", Test{"PING_MBULK", func([]byte) []byte { return multiBulk("PING") }}},
-	{"set", Test{"SET", func(d []byte) []byte { return multiBulk("SET", "key:"+randPlaceholder, string(d)) }}},
-	{"get", Test{"GET", func([]byte) []byte { return multiBulk("GET", "key:"+randPlaceholder) }}},
-	{"incr", Test{"INCR", func([]byte) []byte { return multiBulk("INCR", "counter:"+randPlaceholder) }}},
-	{"lpush", Test{"LPUSH", func(d []byte) []byte { return multiBulk("LPUSH", "mylist", string(d)) }}},
-	{"lpop", Test{"LPOP", func([]byte) []byte { return multiBulk("LPOP", "mylist") }}},
+	{"ping_inline", Test{"PING_INLINE", func([]byte) []byte { return []byte("PING\r\n") }, false}},
+	{"ping_mbulk", Test{"PING_MBULK", func([]byte) []byte { return multiBulk("PING") }, false}},
+	{"set", Test{"SET", func(d []byte) []byte { return multiBulk("SET", "key:"+randPlaceholder, string(d)) }, false}},
+	{"get", Test{"GET", func([]byte) []byte { return multiBulk("GET", "key:"+randPlaceholder) }, true}},
+	{"incr", Test{"INCR", func([]byte) []byte { return multiBulk("INCR", "counter:"+randPlaceholder) }, false}},
+	{"lpush", Test{"LPUSH", func(d []byte) []byte { return multiBulk("LPUSH", "mylist", string(d)) }, false}},
+	{"lpop", Test{"LPOP", func([]byte) []byte { return multiBulk("LPOP", "mylist") }, true}},
 	{"mset", Test{"MSET (10 keys)", func(d []byte) []byte {
 		args := []string{"MSET"}
 		for range 10 {
 			args = append(args, "key:"+randPlaceholder, string(d))
 		}
 		return multiBulk(args...)
-	}}},
+	}, false}},
 }
 
 // TestNames are the names -t accepts; "ping" means both PING tests.
