@@ -3,6 +3,7 @@ package benchrun
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -33,7 +34,9 @@ func StartEmbedded(rdma bool, opts *qp.Options) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedded{srv: respserver.New(nil), TCPAddr: tl.Addr().String()}
+	// No bound on clients beyond valkey's: -c is bounded by the file
+	// limit, and may pass valkey's 10000.
+	e := &Embedded{srv: respserver.New(&respserver.Options{MaxClients: math.MaxInt}), TCPAddr: tl.Addr().String()}
 	go e.srv.Serve(tl)
 	if rdma {
 		if ip, err := rdmaIP(); err != nil {
