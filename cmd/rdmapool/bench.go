@@ -462,6 +462,11 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		err = benchrun.WriteCSV(stdout, rep.Runs...)
 	case f.json:
 		err = benchrun.WriteJSON(stdout, rep)
+	case f.quiet:
+		if rdma == nil {
+			fmt.Fprintf(stdout, "rdma: did not run: %v\n", rdmaDown)
+		}
+		benchrun.WriteQuietCompare(stdout, rdma, tcp)
 	default:
 		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, cfg.Pipeline)
 		if rdma == nil {

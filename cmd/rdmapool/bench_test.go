@@ -210,9 +210,17 @@ func TestBenchBoth(t *testing.T) {
 	if !strings.Contains(stdout, "rps rdma/tcp") || !strings.Contains(stdout, "SET") {
 		t.Errorf("no comparison table:\n%s", stdout)
 	}
+	// -q: each transport's line per test, and the ratios.
+	qcode, quiet, _ := runBench(t, "--transport", "both", "-n", "200", "-c", "3", "-t", "get", "-q")
+	if !strings.Contains(quiet, "GET (tcp): ") || qcode != code {
+		t.Errorf("-q: exit %d, stdout:\n%s", qcode, quiet)
+	}
 	if rdmatest.Available() {
 		if code != 0 || strings.Contains(stdout, "n/a") {
 			t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
+		}
+		if !strings.Contains(quiet, "GET (rdma): ") || !strings.Contains(quiet, "GET rdma/tcp: ") {
+			t.Errorf("-q: stdout:\n%s", quiet)
 		}
 		return
 	}

@@ -54,6 +54,31 @@ func WriteQuiet(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "%s: %.2f requests per second, p50=%.3f msec\n", r.Test, r.RPS, r.P50Ms)
 }
 
+// WriteQuietCompare is -q with --transport both: each test's -q line for
+// each transport that ran, the transport after the test's name, as in
+// --csv ("SET (rdma)"), then the rdma/tcp ratios when both ran.
+func WriteQuietCompare(w io.Writer, rdma, tcp *Outcome) {
+	for i := range tcp.Results {
+		b := &tcp.Results[i]
+		var a *Result
+		if rdma != nil {
+			for j := range rdma.Results {
+				if rdma.Results[j].Test == b.Test {
+					a = &rdma.Results[j]
+				}
+			}
+		}
+		if a != nil {
+			fmt.Fprintf(w, "%s (rdma): %.2f requests per second, p50=%.3f msec\n", a.Test, a.RPS, a.P50Ms)
+		}
+		fmt.Fprintf(w, "%s (tcp): %.2f requests per second, p50=%.3f msec\n", b.Test, b.RPS, b.P50Ms)
+		if a != nil {
+			fmt.Fprintf(w, "%s rdma/tcp: %s requests per second, %s p50\n", b.Test,
+				f3(ratio(a.rps(), b.rps())), f3(ratio(a.latencyNs(50), b.latencyNs(50))))
+		}
+	}
+}
+
 // CSVRecord is one test's --csv row; suffix is added to the test's name.
 func CSVRecord(r *Result, suffix string) []string {
 	return []string{r.Test + suffix, f2(r.RPS), f3(r.AvgMs), f3(r.MinMs), f3(r.P50Ms), f3(r.P95Ms), f3(r.P99Ms), f3(r.MaxMs)}
