@@ -3,6 +3,7 @@ package respserver
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Commands on lists, hashes, sets, sorted sets and streams. Their replies
@@ -67,6 +68,14 @@ func cmdPush(c *conn, args [][]byte) {
 // LPOP / RPOP key [count]
 func cmdPop(c *conn, args [][]byte) {
 	front := args[0][0]|0x20 == 'l'
+	if len(args) > 3 { // valkey's arity error here, where SPOP and ZPOPMIN say syntax
+		name := "rpop"
+		if front {
+			name = "lpop"
+		}
+		c.addError("ERR wrong number of arguments for '" + name + "' command")
+		return
+	}
 	count, withCount, ok := parseCount(c, args)
 	if !ok {
 		return
@@ -400,11 +409,37 @@ func parseScore(b []byte) (float64, bool) {
 	if n, ok := parseInt(b); ok && n > -1<<53 && n < 1<<53 {
 		return float64(n), true // the common case, without allocating
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !math.IsInf(f, 0) || math.IsNaN(f) {
+	// Valkey reads a score with strtod: hexadecimal without an exponent
+	// too, no underscores between digits; too large or too small to
+	// hold, rejected.
+	s := string(b)
+	if strings.IndexByte(s, '_') >= 0 {
 		return 0, false
 	}
-	return f, true
+	hex := len(s) > 2 && (s[0] == '0' || (s[0] == '-' || s[0] == '+') && s[1] == '0') && strings.ContainsAny(s[:3], "xX")
+	if hex && !strings.ContainsAny(s, "pP") {
+		s += "p0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, false
+	}
+	if f == 0 && strings.ContainsAny(mantissa(s, hex), "123456789abcdefABCDEF") {
+		return 0, false // underflow
+	}
+	return f + 0, true // -0 is 0, as valkey replies it
+}
+
+// mantissa is s up to its exponent.
+func mantissa(s string, hex bool) string {
+	sep := "eE"
+	if hex {
+		sep = "pP"
+	}
+	if i := strings.IndexAny(s, sep); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // ZADD key [NX | XX] [CH] score member [score member ...]

@@ -280,6 +280,11 @@ func (c *conn) addDouble(f float64) {
 	}
 }
 
+// appendFloat formats f as valkey's d2string: inf, -inf, nan; an integral
+// value within ±2^62 as an integer; any other the shortest digits that read
+// back as f, in plain decimal unless the exponent is far from them, and
+// then in exponent form without padding (1e-7, 1.5e+20), as fpconv's
+// emit_digits writes them.
 func appendFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
@@ -288,8 +293,66 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "-inf"...)
 	case math.IsNaN(f):
 		return append(b, "nan"...)
+	case f == 0 && math.Signbit(f):
+		return append(b, "-0"...)
+	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
+		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	if f < 0 {
+		b = append(b, '-')
+		f = -f
+	}
+	// The shortest digits: "d.ddde±x" gives them and the exponent of
+	// the first; k is the exponent of the last, as in emit_digits.
+	var sci, dbuf [32]byte
+	e := strconv.AppendFloat(sci[:0], f, 'e', -1, 64)
+	at := len(e) - 1
+	for e[at] != 'e' {
+		at--
+	}
+	digits := append(append(dbuf[:0], e[0]), e[min(2, at):at]...)
+	first := 0
+	for _, d := range e[at+2:] {
+		first = first*10 + int(d-'0')
+	}
+	if e[at+1] == '-' {
+		first = -first
+	}
+	nd := len(digits)
+	k := first - (nd - 1)
+	exp := max(first, -first)
+	switch {
+	case k >= 0 && exp < nd+7: // an integer, zeros after the digits
+		b = append(b, digits...)
+		for range k {
+			b = append(b, '0')
+		}
+		return b
+	case k < 0 && (k > -7 || exp < 4): // a plain decimal
+		dot := nd + k
+		if dot > 0 {
+			b = append(b, digits[:dot]...)
+			b = append(b, '.')
+			return append(b, digits[dot:]...)
+		}
+		b = append(b, "0."...)
+		for range -dot {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	}
+	b = append(b, digits[0])
+	if nd > 1 {
+		b = append(b, '.')
+		b = append(b, digits[1:]...)
+	}
+	b = append(b, 'e')
+	if first < 0 {
+		b = append(b, '-')
+	} else {
+		b = append(b, '+')
+	}
+	return strconv.AppendInt(b, int64(exp), 10)
 }
 
 // addVerbatim is a verbatim text string in RESP3 (=), a bulk string in

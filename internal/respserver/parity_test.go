@@ -1,0 +1,62 @@
+package respserver
+
+import (
+	"testing"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
+)
+
+// TestRepliesMatchValkey sends the same commands to this server and to a
+// real valkey-server and compares the replies byte for byte: the cases
+// where the two are easiest to tell apart (how a double is written, the
+// error texts clients match on), in RESP2 and RESP3.
+func TestRepliesMatchValkey(t *testing.T) {
+	_, ours := startServer(t, nil)
+	theirs := testutil.ValkeyServer(t)
+	scores := []string{"1000000", "123456789", "1234567.5", "0.00001", "1e-7", "1.5e-10", "0.1", "-3.25",
+		"1e21", "1.5e20", "12345678901234567890", "4611686018427387904", "4611686018427387905.5",
+		"-0", "1e300", "-1.7976931348623157e308", "5e-324", "123.456e-5", "inf", "-inf", "0.000001", "1234567.000001"}
+	var cmds [][]string
+	for i, s := range scores {
+		m := string(rune('a' + i))
+		cmds = append(cmds, []string{"zadd", "z" + m, s, m}, []string{"zscore", "z" + m, m},
+			[]string{"zrange", "z" + m, "0", "-1", "withscores"})
+	}
+	cmds = append(cmds,
+		[]string{"zadd", "big", "1e400", "m"},
+		[]string{"zadd", "big", "nan", "m"},
+		[]string{"zadd", "big", "1e-400", "m"},
+		[]string{"zadd", "big", "0x10", "m"},
+		[]string{"zadd", "big", "-0x1.8p1", "m"},
+		[]string{"zadd", "big", "0x", "m"},
+		[]string{"zadd", "big", "1e-320", "m"},
+		[]string{"zadd", "big", "0e-400", "m"},
+		[]string{"zadd", "big", "0.0", "m"},
+		[]string{"zscore", "big", "m"},
+		[]string{"zadd", "big", "1e", "m"},
+		[]string{"zadd", "big", ".5", "m"},
+		[]string{"zadd", "big", "5.", "m"},
+		[]string{"zadd", "big", "+inf", "m"},
+		[]string{"zadd", "big", " 1", "m"},
+		[]string{"zadd", "big", "1_000", "m"},
+		[]string{"zadd", "big", "Infinity", "m"},
+		[]string{"sadd", "s", "x"},
+		[]string{"spop", "s", "1", "2"},
+		[]string{"zpopmin", "za", "1", "2"},
+		[]string{"rpush", "l", "x"},
+		[]string{"lpop", "l", "1", "2"},
+		[]string{"rpop", "l", "1", "2"},
+	)
+	for _, proto := range []string{"2", "3"} {
+		a, b := dialRaw(t, ours), dialRaw(t, theirs)
+		a.do("hello", proto)
+		b.do("hello", proto)
+		a.do("flushall")
+		b.do("flushall")
+		for _, c := range cmds {
+			if got, want := a.do(c...), b.do(c...); got != want {
+				t.Errorf("RESP%s %q: %q, valkey-server %q", proto, c, got, want)
+			}
+		}
+	}
+}
