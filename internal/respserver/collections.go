@@ -488,6 +488,15 @@ options:
 	}
 	z := e.obj.(*zset)
 	added, changed := 0, 0
+	if len(pairs)/2 > zaddOneByOne {
+		members, scores := make([]string, 0, len(pairs)/2), make([]float64, 0, len(pairs)/2)
+		for j := 0; j < len(pairs); j += 2 {
+			score, _ := parseScore(pairs[j])
+			members, scores = append(members, string(pairs[j+1])), append(scores, score)
+		}
+		added, changed = z.setAll(members, scores, nx, xx)
+		pairs = nil
+	}
 	for j := 0; j < len(pairs); j += 2 {
 		score, _ := parseScore(pairs[j])
 		old, exists := z.scores[string(pairs[j+1])]

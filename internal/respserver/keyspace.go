@@ -2,6 +2,7 @@ package respserver
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 )
@@ -339,9 +340,51 @@ func (z *zset) remove(member string) bool {
 
 func (z *zset) popMin() zitem {
 	it := z.sorted[0]
-	z.sorted = append(z.sorted[:0], z.sorted[1:]...)
+	z.sorted[0] = zitem{}
+	z.sorted = z.sorted[1:] // O(1), so that ZPOPMIN of n is not O(n²)
 	delete(z.scores, it.member)
 	return it
+}
+
+// zaddOneByOne is how many members a ZADD inserts one by one, each an
+// O(n) shift of the sorted slice; beyond, it sorts the set once (setAll).
+const zaddOneByOne = 64
+
+// setAll sets many members at once (ZADD with many pairs, where one set
+// each would shift the slice each time: O(n²) under the shard's lock):
+// the scores first, then one sort of the whole set. It reports the
+// members added and the scores changed.
+func (z *zset) setAll(members []string, scores []float64, nx, xx bool) (added, changed int) {
+	for i, m := range members {
+		old, exists := z.scores[m]
+		switch {
+		case exists && nx, !exists && xx:
+		case exists:
+			if old != scores[i] {
+				z.scores[m] = scores[i]
+				changed++
+			}
+		default:
+			z.scores[m] = scores[i]
+			added++
+		}
+	}
+	if added+changed > 0 {
+		z.sorted = z.sorted[:0]
+		for m, sc := range z.scores {
+			z.sorted = append(z.sorted, zitem{sc, m})
+		}
+		slices.SortFunc(z.sorted, func(a, b zitem) int {
+			if zless(a, b) {
+				return -1
+			}
+			if zless(b, a) {
+				return 1
+			}
+			return 0
+		})
+	}
+	return added, changed
 }
 
 // stream is the least of a stream that XADD and XLEN need.

@@ -1,6 +1,7 @@
 package respserver
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
@@ -46,6 +47,21 @@ func TestRepliesMatchValkey(t *testing.T) {
 		[]string{"rpush", "l", "x"},
 		[]string{"lpop", "l", "1", "2"},
 		[]string{"rpop", "l", "1", "2"},
+	)
+	// Past zaddOneByOne pairs, ZADD sorts once: many pairs, a member given
+	// twice, NX, XX and CH, then ZPOPMIN of most of them.
+	big := []string{"zadd", "many"}
+	for i := range 300 {
+		big = append(big, strconv.Itoa((i*7919)%1000-500)+".25", "m"+strconv.Itoa(i%250))
+	}
+	cmds = append(cmds, big,
+		append([]string{"zadd", "many", "ch"}, big[2:]...),
+		append([]string{"zadd", "many", "nx", "ch"}, big[2:202]...),
+		append([]string{"zadd", "many", "xx", "ch"}, append([]string{"1", "new"}, big[4:204]...)...),
+		[]string{"zrange", "many", "0", "-1", "withscores"},
+		[]string{"zpopmin", "many", "200"},
+		[]string{"zrange", "many", "0", "-1", "withscores"},
+		[]string{"zcard", "many"},
 	)
 	for _, proto := range []string{"2", "3"} {
 		a, b := dialRaw(t, ours), dialRaw(t, theirs)
