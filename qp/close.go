@@ -1,6 +1,7 @@
 package qp
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -136,7 +137,7 @@ func (c *Conn) teardown() {
 	// device it can do nothing for a remote peer, and a peer on the same
 	// device would see our DISCONNECTED before its own DEVICE_REMOVAL and
 	// take the removal for a close.
-	if c.established.Load() && !c.peerClosed.Load() && c.err != ErrDeviceRemoved {
+	if c.established.Load() && !c.peerClosed.Load() && !errors.Is(c.err, ErrDeviceRemoved) {
 		c.t.Disconnect(c.id)
 	}
 	if c.added {
@@ -163,7 +164,7 @@ func (c *Conn) teardown() {
 	if c.ec != nil {
 		c.t.DestroyEventChannel(c.ec.ch)
 	}
-	if c.err == ErrDeviceRemoved {
+	if errors.Is(c.err, ErrDeviceRemoved) {
 		c.t.ReleaseDeadDevices()
 	}
 	c.smu.Unlock()

@@ -113,6 +113,11 @@ func (e *eventChannel) await(ctx context.Context, step string, want uint32) (eve
 		}
 		return event{}, fmt.Errorf("rdma: %s: %w", step, err)
 	}
+	if ev.typ == verbs.EventDeviceRemoval && want != verbs.EventDeviceRemoval {
+		// Said as for an established connection, so that a pool falls
+		// back and the teardown releases the dead device (close.go).
+		return ev, fmt.Errorf("rdma: %s: %w", step, ErrDeviceRemoved)
+	}
 	if ev.typ != want {
 		return ev, connectError(step, ev.name, ev.status)
 	}
