@@ -156,6 +156,41 @@ func TestDialNoRDMA(t *testing.T) {
 	t.Logf("Dial without RDMA: %v", err)
 }
 
+// TestDialTriesEachAddress: Dial tries each address a name resolves to, as
+// net.Dial does. In the VM, rdmapool-dual is ::1, which no RDMA device
+// serves, then the listener's address.
+func TestDialTriesEachAddress(t *testing.T) {
+	e := newEnv(t, nil)
+	ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", "rdmapool-dual")
+	if err != nil || len(ips) != 2 || ips[1].Unmap() != e.addr {
+		t.Skipf("needs the name rdmapool-dual for ::1, then %v, as the VM's /etc/hosts has it: %v %v", e.addr, ips, err)
+	}
+	_, port, _ := net.SplitHostPort(e.l.Addr().String())
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	dialed := make(chan *qp.Conn, 1)
+	go func() {
+		c, err := qp.Dial(ctx, net.JoinHostPort("rdmapool-dual", port), nil)
+		if err != nil {
+			t.Errorf("Dial by name: %v", err)
+			cancel() // the Accept below waits no longer
+		}
+		dialed <- c
+	}()
+	srv, err := e.l.AcceptConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cli := <-dialed
+	if cli == nil {
+		return
+	}
+	defer cli.Close()
+	go echo(srv)
+	checkEcho(t, cli, []byte("by name"))
+}
+
 func TestAddrs(t *testing.T) {
 	e := newEnv(t, nil)
 	cli, srv := e.pair()

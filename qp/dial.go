@@ -28,12 +28,40 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 }
 
 func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
-	e, err := newEndpoint(ctx, addr, opts, false)
+	o, t, err := prepare(opts)
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(e.t, e.opts, e.id, e.ec, false)
-	if err := c.connect(ctx, e.ap); err != nil {
+	aps, err := resolve(ctx, addr, false)
+	if err != nil {
+		return nil, err
+	}
+	// Each address a name resolves to in turn, as net.Dial does: the
+	// first may be of a family, or on a path, that RDMA cannot reach.
+	var first error
+	for _, ap := range aps {
+		c, err := dialOne(ctx, t, o, ap)
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+// dialOne connects to one address.
+func dialOne(ctx context.Context, t *verbs.Table, o Options, ap netip.AddrPort) (*Conn, error) {
+	ec, id, err := newID(t)
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(t, o, id, ec, false)
+	if err := c.connect(ctx, ap); err != nil {
 		c.setErr(err)
 		<-c.torndown
 		return nil, err
@@ -41,38 +69,31 @@ func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	return c, nil
 }
 
-// endpoint is what Dial and Listen both start from: options with defaults,
-// the bound libraries, the resolved address, and an rdma_cm id on its own
-// event channel.
-type endpoint struct {
-	opts Options
-	t    *verbs.Table
-	ap   netip.AddrPort
-	ec   *eventChannel
-	id   uintptr
-}
-
-func newEndpoint(ctx context.Context, addr string, opts *Options, listen bool) (endpoint, error) {
-	var e endpoint
-	var err error
-	if e.opts, err = opts.withDefaults(); err != nil {
-		return e, err
+// prepare is what Dial and Listen both start from: options with defaults
+// and the bound libraries.
+func prepare(opts *Options) (Options, *verbs.Table, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return o, nil, err
 	}
 	if _, err := loader.Load(); err != nil {
-		return e, err
+		return o, nil, err
 	}
-	e.t = verbs.Bound()
-	if e.ap, err = resolve(ctx, addr, listen); err != nil {
-		return e, err
+	return o, verbs.Bound(), nil
+}
+
+// newID makes an rdma_cm id on its own event channel.
+func newID(t *verbs.Table) (*eventChannel, uintptr, error) {
+	ec, err := newEventChannel(t)
+	if err != nil {
+		return nil, 0, err
 	}
-	if e.ec, err = newEventChannel(e.t); err != nil {
-		return e, err
+	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
+	if err != nil {
+		ec.close()
+		return nil, 0, err
 	}
-	if e.id, err = e.t.CreateID(e.ec.ch, 0, verbs.PSTCP); err != nil {
-		e.ec.close()
-		return e, err
-	}
-	return e, nil
+	return ec, id, nil
 }
 
 func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
@@ -137,31 +158,36 @@ func timeoutMS(ctx context.Context) int {
 	return int(max(d, 100*time.Millisecond) / time.Millisecond)
 }
 
-// resolve turns "host:port" into an address; an empty host is allowed only
-// for listening (any address).
-func resolve(ctx context.Context, addr string, listen bool) (netip.AddrPort, error) {
+// resolve turns "host:port" into addresses: one for an IP address, each
+// that a name resolves to; an empty host is allowed only for listening
+// (any address).
+func resolve(ctx context.Context, addr string, listen bool) ([]netip.AddrPort, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return netip.AddrPort{}, err
+		return nil, err
 	}
 	pn, err := net.DefaultResolver.LookupPort(ctx, "tcp", port)
 	if err != nil {
-		return netip.AddrPort{}, err
+		return nil, err
 	}
 	if host == "" {
 		if !listen {
-			return netip.AddrPort{}, fmt.Errorf("missing host in %q", addr)
+			return nil, fmt.Errorf("missing host in %q", addr)
 		}
-		return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(pn)), nil
+		return []netip.AddrPort{netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(pn))}, nil
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		return netip.AddrPortFrom(a, uint16(pn)), nil
+		return []netip.AddrPort{netip.AddrPortFrom(a, uint16(pn))}, nil
 	}
 	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return netip.AddrPort{}, err
+		return nil, err
 	}
-	return netip.AddrPortFrom(ips[0].Unmap(), uint16(pn)), nil
+	aps := make([]netip.AddrPort, len(ips))
+	for i, ip := range ips {
+		aps[i] = netip.AddrPortFrom(ip.Unmap(), uint16(pn))
+	}
+	return aps, nil
 }
 
 type stringAddr string

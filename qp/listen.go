@@ -43,12 +43,19 @@ func Listen(addr string, opts *Options) (*Listener, error) {
 }
 
 func listen(addr string, opts *Options) (*Listener, error) {
-	e, err := newEndpoint(context.Background(), addr, opts, true)
+	o, t, err := prepare(opts)
 	if err != nil {
 		return nil, err
 	}
-	t, o, ec, id := e.t, e.opts, e.ec, e.id
-	sa, err := t.Sockaddr(e.ap)
+	aps, err := resolve(context.Background(), addr, true)
+	if err != nil {
+		return nil, err
+	}
+	ec, id, err := newID(t)
+	if err != nil {
+		return nil, err
+	}
+	sa, err := t.Sockaddr(aps[0]) // of a name's addresses, the first, as net.Listen
 	if err == nil {
 		err = t.BindAddr(id, sa)
 		t.Free(sa)

@@ -112,6 +112,9 @@ export_test_env() {
 	export RDMAPOOL_VM=1
 	export RDMAPOOL_TEST_ADDR="$SERVER_ADDR" RDMAPOOL_TEST_DEV=rxe0
 	export RDMAPOOL_TEST_PEER_ADDR="$PEER_ADDR" RDMAPOOL_TEST_PEER_DEV=rxe1
+	# A name whose first address RDMA cannot reach and whose second it
+	# can: a Dial by name tries each, as net.Dial does (qp's tests).
+	printf '::1\trdmapool-dual\n%s\trdmapool-dual\n' "$SERVER_ADDR" >>/etc/hosts
 	export HOME=/home/rdmapool TMPDIR=/tmp
 	mkdir -p "$HOME"
 }
