@@ -45,7 +45,9 @@ type Options struct {
 	// it); a negative value never polls.
 	SpinWait time.Duration
 	// Backlog is how many established connections a Listener holds for
-	// Accept; beyond it new ones are refused. 0 means 128.
+	// Accept; beyond it a new one is closed as soon as it is established
+	// (its Dial succeeds, its first Read or Write finds the peer gone).
+	// 0 means 128.
 	Backlog int
 }
 
