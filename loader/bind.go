@@ -107,7 +107,7 @@ func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
 		return fallback
 	}
 	defer t.Free(slot)
-	if ffi.Call3(t.C.Dlinfo, handle, verbs.RTLDDILinkMap, slot) != 0 {
+	if int32(ffi.Call3(t.C.Dlinfo, handle, verbs.RTLDDILinkMap, slot)) != 0 { // a C int: the upper half is not defined
 		return fallback
 	}
 	lm := unsafeptr.Load(slot, 0)
