@@ -36,7 +36,7 @@ func (d *Deadline) Set(t time.Time) {
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.when = t
+	d.when = time.Time{}
 	if d.expired.Load() {
 		d.cancel = make(chan struct{})
 		d.expired.Store(false)
@@ -49,6 +49,11 @@ func (d *Deadline) Set(t time.Time) {
 		d.expire()
 		return
 	}
+	// Kept as a reading of the monotonic clock, as the net package turns
+	// a deadline into a duration once: t may carry none (time.Unix, a
+	// parsed time), and fire would then take a wall clock stepped back
+	// for a deadline not yet due, and never close the channel.
+	d.when = time.Now().Add(dur)
 	if d.timer == nil {
 		d.timer = time.AfterFunc(dur, d.fire)
 	} else {
