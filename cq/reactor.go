@@ -96,7 +96,7 @@ type InlinePoller interface {
 // the CQ.
 type Inline struct {
 	polling atomic.Int32 // goroutines of the owner polling in a loop now
-	armed   atomic.Bool  // the reactor armed the CQ when it last went to sleep (cleared while it leaves the CQ unarmed)
+	armed   atomic.Bool  // the reactor armed the CQ and polled it after (cleared while it leaves the CQ unarmed or unpolled)
 }
 
 // Begin marks a goroutine of the owner as polling the CQ in a loop.
@@ -512,14 +512,28 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 	for i := 0; i < len(r.live); i++ {
 		s := r.live[i]
 		e := &r.entries[s]
-		if e.inline != nil && e.inline.polling.Load() > 0 {
-			continue // the owner polls it (see Inline)
+		armed := false
+		if in := e.inline; in != nil {
+			// As in armAll, armed is cleared before the look at
+			// polling. After an arm, the completions that came before
+			// it raise no event, and an owner polling now may take
+			// only some of them (one batch, then it returns): it ends
+			// polling before it looks at armed, sees false, and wakes
+			// the reactor, which polls the CQ then. When the reactor
+			// polls the CQ itself, below, the arm stands.
+			armed = in.armed.Swap(false)
+			if in.polling.Load() > 0 {
+				continue // the owner polls it (see Inline)
+			}
 		}
 		if e.lock != nil && !e.lock.TryLock() {
 			skipped = true
 			continue
 		}
 		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		if armed {
+			e.inline.armed.Store(true)
+		}
 		r.polls.Add(1)
 		if n < 0 {
 			h, lock := e.h, e.lock
