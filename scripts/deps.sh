@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the Debian packages that a part of rdmapool needs:
-#   scripts/deps.sh run    what `make run` needs (the RDMA user-space libraries)
-#   scripts/deps.sh test   what `make test` needs (headers, compilers, the VM's parts)
+#   scripts/deps.sh run    what scripts/run.sh needs (the RDMA user-space libraries)
+#   scripts/deps.sh test   what scripts/test.sh needs (headers, compilers, the VM's parts)
+#   scripts/deps.sh go     a Go that can fetch the toolchain go.mod asks for
+#                          (scripts/go.sh: Go 1.23 from bookworm-backports on
+#                          bookworm, else the release's golang-go)
 # Packages already installed are not touched, so a second run is quick.
 set -euo pipefail
 
 run_pkgs=(rdma-core libibverbs1 librdmacm1 ibverbs-providers)
-# valkey-server (8.0) comes from bookworm-backports; enable_backports adds
-# that suite, from the mirror the machine already uses.
-backports_pkgs=(valkey-server valkey-tools)
+# valkey-server (8.0) and Go 1.23 come from bookworm-backports;
+# enable_backports adds that suite, from the mirror the machine already uses.
+backports_pkgs=(valkey-server valkey-tools golang-1.23-go)
 test_pkgs=(
 	"${run_pkgs[@]}"
-	gcc libc6-dev libibverbs-dev librdmacm-dev gcc-aarch64-linux-gnu qemu-user-static
+	gcc libc6-dev libibverbs-dev librdmacm-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 	qemu-system-x86 busybox-static cpio kmod iproute2 rdmacm-utils ibverbs-utils perftest
+	make # the Makefile's other targets (make bench-rxe, make test-rxe, ...)
 )
 
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 case "${1:-}" in
 run) want=("${run_pkgs[@]}") ;;
-test) want=("${test_pkgs[@]}" "${backports_pkgs[@]}") ;;
+test) want=("${test_pkgs[@]}" valkey-server valkey-tools) ;;
+go)
+	if [ "$codename" = bookworm ]; then
+		want=(golang-1.23-go) # bookworm's own golang-go is 1.19
+	else
+		want=(golang-go)
+	fi
+	;;
 *)
-	echo "usage: $0 run|test" >&2
+	echo "usage: $0 run|test|go" >&2
 	exit 2
 	;;
 esac
@@ -45,21 +57,22 @@ fi
 # enable_backports adds the bookworm-backports suite of the Debian mirror
 # this machine already uses, when the system is bookworm and has none.
 enable_backports() {
-	. /etc/os-release
-	[ "${VERSION_CODENAME:-}" = bookworm ] || return 0
-	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	[ "$codename" = bookworm ] || return 0
+	grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	# The mirror of a deb822 .sources file, else of sources.list (the
+	# installer's classic format); either may be missing.
 	local uri
-	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
-	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null) || true
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null) || true
 	[ -n "$uri" ] || { echo "deps: cannot find the Debian mirror to add bookworm-backports" >&2; return 1; }
 	printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" |
 		"${sudo[@]}" tee /etc/apt/sources.list.d/rdmapool-backports.sources >/dev/null
 }
 
 echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
 for p in "${missing[@]}"; do
 	case " ${backports_pkgs[*]} " in *" $p "*) enable_backports ;; esac
 done
-"${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Through env: sudo's env_reset would drop an exported DEBIAN_FRONTEND.
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
