@@ -7,8 +7,7 @@ shq = '$(subst ','\'',$(value $(1)))'
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
 run:
-	scripts/deps.sh run
-	CGO_ENABLED=0 go run ./cmd/rdmapool bench
+	scripts/run.sh
 
 # test: every test, as CI runs it (see scripts/test.sh).
 test:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of rdmapool, as CI does (.ci/run calls this):
-#   1. installs the Debian packages the tests need (scripts/deps.sh test)
+#   1. installs the Debian packages the tests need (scripts/deps.sh test),
+#      and Go when the machine has none new enough (scripts/go.sh)
 #   2. gofmt, go vet, and the build with CGO_ENABLED=0, for amd64 and arm64
 #   3. the unit tests with CGO_ENABLED=0, then again under the race detector
 #      (which needs CGO_ENABLED=1)
@@ -11,15 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n=== %s\n' "$*"; }
+# shellcheck source=go.sh source-path=SCRIPTDIR
+. scripts/go.sh
 
-command -v go >/dev/null || {
-	echo "test: the go command is missing; install Go $(sed -n 's/^go //p' go.mod) or newer" >&2
-	exit 1
-}
+step() { printf '\n=== %s\n' "$*"; }
 
 step "dependencies"
 scripts/deps.sh test
+ensure_go
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
