@@ -250,7 +250,9 @@ run_qemu() {
 	# qboot (from qemu-system-data) boots like SeaBIOS but prints no terminal resets.
 	if [ -f /usr/share/qemu/qboot.rom ]; then extra+=(-bios qboot.rom); fi
 	set +e
-	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -nographic -no-reboot \
+	# --foreground: timeout stays in this process group, so that a Ctrl-C
+	# (or a CI job's signal to the group) reaches qemu too.
+	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -nographic -no-reboot \
 		-m "$MEM" -smp "$SMP" -cpu max "${extra[@]}" \
 		-kernel "$kernel" -initrd "$WORK/initrd.gz" \
 		-append "console=ttyS0 quiet panic=-1${APPEND:+ $APPEND}" -nic none </dev/null 2>&1 | tee "$WORK/console.log"

@@ -62,29 +62,39 @@ BUILT=0
 # build_tests BIN: writes BIN/tests/<reldir>/<name>.test, next to a copy of the package's
 # files and testdata/, and the list of binaries BIN/tests.list.
 build_tests() {
-	local bin=$1 modroot ip dir rel out name
+	local bin=$1 modroot ip dir rel out name list
 	modroot=$(go list -m -f '{{.Dir}}') || die "go list -m failed (run from the module)"
+	# Listed first, so that its failure, or a pattern naming no package
+	# (VM_PKGS=./qpp), stops the run instead of leaving nothing to run.
+	list=$(go list -e -f '{{if .Error}}!{{.Error}}{{else if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}|{{.Dir}}{{end}}' "${PKGS[@]}") ||
+		die "go list ${PKGS[*]} failed"
 	: >"$bin/tests.list"
 	while IFS='|' read -r ip dir; do
 		[ -n "$ip" ] || continue
+		case $ip in
+		!*"build constraints exclude all Go files"*) continue ;; # not for this build
+		!*) die "go list: ${ip#!}" ;;
+		esac
 		rel=${dir#"$modroot"}
 		rel=${rel#/}
 		rel=${rel:-.}
 		name=${ip##*/}
 		out=$bin/tests/$rel
 		mkdir -p "$out"
+		# the package's own files and testdata/, as `go test` would see them
+		# from its cwd; before the build, so that a stale <name>.test among
+		# them cannot replace the binary built now
+		find "$dir" -maxdepth 1 -type f -exec cp -L -t "$out" {} +
+		if [ -d "$dir/testdata" ]; then cp -RL "$dir/testdata" "$out/"; fi
 		log "building $ip"
 		if ! CGO_ENABLED=0 go test -c -o "$out/$name.test" "$ip"; then
 			BUILD_FAILED+=("$ip")
-			rmdir -p --ignore-fail-on-non-empty "$out" 2>/dev/null || true
+			rm -rf "$out"
 			continue
 		fi
-		# the package's own files and testdata/, as `go test` would see them from its cwd
-		find "$dir" -maxdepth 1 -type f -exec cp -L -t "$out" {} +
-		if [ -d "$dir/testdata" ]; then cp -RL "$dir/testdata" "$out/"; fi
 		printf '%s %s %s\n' "$rel" "$name.test" "$ip" >>"$bin/tests.list"
 		BUILT=$((BUILT + 1))
-	done < <(go list -e -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}|{{.Dir}}{{end}}' "${PKGS[@]}")
+	done <<<"$list"
 	cp "$VM_DIR/guest-tests.sh" "$bin/rdmapool-vm-tests.sh"
 }
 
