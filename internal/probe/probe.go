@@ -157,7 +157,14 @@ func describe(t *verbs.Table, dev uintptr) Device {
 	return d
 }
 
-// exercise creates and frees a PD, a CQ and a small registered buffer.
+// connectionLocked is what one connection with qp's default buffers
+// registers, and so locks: a 1 MiB receive buffer, a 1 MiB staging buffer
+// for a peer with the same, and 64 KiB of command slots.
+const connectionLocked = 2<<20 + 64<<10
+
+// exercise creates and frees a PD, a CQ and a registered buffer of one
+// connection's size: a locked-memory limit too low for that (a container's
+// 64 KiB) makes RDMA unusable here, though a page would register.
 func exercise(t *verbs.Table, dev uintptr) (err error) {
 	ctx, err := t.OpenDevice(dev)
 	if err != nil {
@@ -174,7 +181,7 @@ func exercise(t *verbs.Table, dev uintptr) (err error) {
 		return err
 	}
 	defer t.DestroyCQ(cq)
-	buf, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	buf, err := unix.Mmap(-1, 0, connectionLocked, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return fmt.Errorf("mmap: %w", err)
 	}
@@ -182,7 +189,7 @@ func exercise(t *verbs.Table, dev uintptr) (err error) {
 	mr, err := t.RegMR(pd, unsafeptr.Addr(buf), uintptr(len(buf)), verbs.AccessLocalWrite)
 	if err != nil {
 		if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM) {
-			return fmt.Errorf("%w (locked memory limit is too low? raise RLIMIT_MEMLOCK: ulimit -l unlimited)", err)
+			return fmt.Errorf("registering %d KiB, what one connection with the default buffers locks: %w (locked memory limit is too low? raise RLIMIT_MEMLOCK: ulimit -l unlimited)", connectionLocked>>10, err)
 		}
 		return err
 	}
