@@ -22,6 +22,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if fs.NArg() > 0 { // flag stops at it: a --require after it would go unseen
+		fmt.Fprintf(stderr, "rdmapool info: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
 	r := probe.Run()
 	if *asJSON {
 		writeJSON(stdout, r)

@@ -20,6 +20,11 @@ func TestUsage(t *testing.T) {
 	if code := run([]string{"info", "--nope"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "flag provided but not defined: -nope") {
 		t.Errorf("bad flag: exit %d, stderr %q", code, errb.String())
 	}
+	// A word before --require would hide it from the flag parser.
+	errb.Reset()
+	if code := run([]string{"info", "local", "--require"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unexpected argument "local"`) {
+		t.Errorf("info with an argument: exit %d, stderr %q", code, errb.String())
+	}
 }
 
 func TestInfoJSON(t *testing.T) {
