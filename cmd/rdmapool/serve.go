@@ -76,8 +76,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 		return bad("--port %d is not a port (0 to 65535)", f.port)
 	case f.rdmaPort < 0 || f.rdmaPort > 65535:
 		return bad("--rdma-port %d is not a port (0 to 65535)", f.rdmaPort)
-	case f.rdmaRxSize < 4<<10 || f.rdmaRxSize > 256<<20:
-		return bad("--rdma-rx-size %d is out of range (4kb to 256mb)", f.rdmaRxSize)
+	case f.rdmaRxSize < 4<<10 || f.rdmaRxSize > 16<<20:
+		// 16 MiB: valkey-server's largest, and what clients accept by
+		// default (qp.Options.MaxPeerBufferSize).
+		return bad("--rdma-rx-size %d is out of range (4kb to 16mb)", f.rdmaRxSize)
 	case f.port == 0 && strings.TrimSpace(f.rdmaBind) == "":
 		return bad("nothing to serve: --port 0 and no --rdma-bind")
 	}

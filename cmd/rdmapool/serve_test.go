@@ -30,6 +30,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--port", "70000"}, "--port 70000 is not a port"},
 		{[]string{"--rdma-port", "-1"}, "--rdma-port -1 is not a port"},
 		{[]string{"--rdma-rx-size", "1kb"}, "--rdma-rx-size 1024 is out of range"},
+		{[]string{"--rdma-rx-size", "32mb"}, "--rdma-rx-size 33554432 is out of range (4kb to 16mb)"},
 		{[]string{"--rdma-rx-size", "lots"}, `invalid value "lots" for flag -rdma-rx-size`},
 		{[]string{"--spin-wait", "soon"}, `invalid value "soon" for flag -spin-wait`},
 		{[]string{"--port", "0"}, "nothing to serve"},
