@@ -520,6 +520,14 @@ func TestCheck(t *testing.T) {
 	if err := cfg.Check(); err != nil || cfg.Tests[0].Name != "PING_INLINE" {
 		t.Errorf("PING with -d 200000000: %v", err)
 	}
+	// The buffers GET grew stay with the clients for the tests after it:
+	// MSET's pipeline of 1 GB beside them is refused, though MSET's own
+	// replies are small.
+	cfg = smallConfig("127.0.0.1:1", pool.TCPOnly, "get,mset")
+	cfg.Clients, cfg.Requests, cfg.DataSize = 10, 10, 100e6
+	if err := cfg.Check(); !errors.As(err, &me) || me.Test != "MSET (10 keys)" {
+		t.Errorf("GET then MSET of 100 MB values: %v, want MSET refused", err)
+	}
 }
 
 // TestRatios compares two different outcomes, with latencies of a few µs

@@ -167,7 +167,8 @@ var histBytes = int64(newHist().ByteSize())
 // MemoryError refuses a run whose clients would need more than MemoryLimit
 // in one of its tests: Clients × Pipeline × the test's request (one copy
 // for all clients when no key is random), and each client's reply buffer
-// (twice the value where replies carry one, GET and LPOP) and histogram.
+// (twice the value when a test of the run has replies that carry one, GET
+// or LPOP: the buffer keeps its size for the tests after) and histogram.
 type MemoryError struct {
 	Need         int64
 	Clients      int
@@ -188,6 +189,12 @@ func (e *MemoryError) Error() string {
 }
 
 func (cfg *Config) memory() error {
+	// A client's reply buffer only grows, and the clients serve every
+	// test of the run in turn: after GET's values it keeps their size.
+	valueReplies := false
+	for _, t := range cfg.Tests {
+		valueReplies = valueReplies || t.valueReply
+	}
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
@@ -197,7 +204,7 @@ func (cfg *Config) memory() error {
 			copies = 1
 		}
 		in := int64(initialIn)
-		if t.valueReply {
+		if valueReplies {
 			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
 		}
 		perClient := satAdd(in, histBytes)
