@@ -20,6 +20,7 @@ func (c *Conn) Close() error {
 	c.setErr(net.ErrClosed)
 	for {
 		if c.leaseHeld.Load() || c.reserveHeld.Load() {
+			signal(c.heldNotify) // for another Close waiting on it
 			return nil
 		}
 		// A Lease or Reserve that had found data or room when Close
