@@ -178,16 +178,16 @@ func (p *Pool) reportFallback(fe *FallbackError) {
 // closes it. Once either has been called, the PooledConn is spent: further
 // Closes and Discards do nothing, and Read, Write and the deadline setters
 // fail with an error matching net.ErrClosed, whoever uses the connection
-// now. A Close while a Read or Write of the PooledConn is still running
-// (from another goroutine, as net.Conn allows) closes the connection for
-// good, which ends that call: back in the pool, the call would share it with
-// the connection's next user. (Conn, the connection itself, is not guarded:
+// now. A Close while a Read, Write or deadline setter of the PooledConn is
+// still running (from another goroutine, as net.Conn allows) closes the
+// connection for good, which ends that call: back in the pool, the call
+// would share it with the connection's next user. (Conn, the connection itself, is not guarded:
 // do not keep it past Close.)
 type PooledConn struct {
 	Conn
 	e     *poolEntry
 	done  atomic.Bool  // Close or Discard was called
-	calls atomic.Int32 // Reads and Writes running now
+	calls atomic.Int32 // Reads, Writes and deadline setters running now
 }
 
 // poolEntry is a connection the pool holds, idle or handed out.
@@ -235,6 +235,8 @@ func (c *PooledConn) Write(b []byte) (int, error) {
 
 // SetDeadline sets the connection's deadlines; Close clears them.
 func (c *PooledConn) SetDeadline(t time.Time) error {
+	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
+	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return c.spent("set")
 	}
@@ -243,6 +245,8 @@ func (c *PooledConn) SetDeadline(t time.Time) error {
 
 // SetReadDeadline sets the connection's read deadline; Close clears it.
 func (c *PooledConn) SetReadDeadline(t time.Time) error {
+	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
+	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return c.spent("set")
 	}
@@ -251,6 +255,8 @@ func (c *PooledConn) SetReadDeadline(t time.Time) error {
 
 // SetWriteDeadline sets the connection's write deadline; Close clears it.
 func (c *PooledConn) SetWriteDeadline(t time.Time) error {
+	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
+	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return c.spent("set")
 	}
