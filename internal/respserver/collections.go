@@ -427,7 +427,7 @@ func parseScore(b []byte) (float64, bool) {
 	if f == 0 && strings.ContainsAny(mantissa(s, hex), "123456789abcdefABCDEF") {
 		return 0, false // underflow
 	}
-	return f + 0, true // -0 is 0, as valkey replies it
+	return f + 0, true // -0 is 0, as valkey replies it for a sorted set of up to 128 members (a larger one keeps -0)
 }
 
 // mantissa is s up to its exponent.
