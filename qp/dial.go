@@ -38,17 +38,27 @@ func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	}
 	// Each address a name resolves to in turn, as net.Dial does: the
 	// first may be of a family, or on a path, that RDMA cannot reach.
+	// As there, with a deadline each address but the last gets its share
+	// of the time left (at least 2 s), so that one that does not answer
+	// leaves time for the next; and the caller's giving up is the error
+	// then, not an earlier address's.
 	var first error
-	for _, ap := range aps {
-		c, err := dialOne(ctx, t, o, ap)
+	for i, ap := range aps {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok && i < len(aps)-1 {
+			left := time.Until(dl)
+			actx, cancel = context.WithTimeout(ctx, min(left, max(left/time.Duration(len(aps)-i), 2*time.Second)))
+		}
+		c, err := dialOne(actx, t, o, ap)
+		cancel()
 		if err == nil {
 			return c, nil
 		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		if first == nil {
 			first = err
-		}
-		if ctx.Err() != nil {
-			break
 		}
 	}
 	return nil, first
