@@ -22,7 +22,10 @@ scripts/deps.sh test
 ensure_go
 
 step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+# The gofmt of the toolchain that builds (GOTOOLCHAIN may have fetched a
+# newer one than the gofmt on PATH, which may not parse today's syntax).
+gofmt=$(go env GOROOT)/bin/gofmt
+unformatted=$("$gofmt" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
 	exit 1
