@@ -4,7 +4,7 @@
 #
 # A Go of 1.21 or later fetches the toolchain go.mod needs from the Go
 # module proxy by itself, as a module, when GOTOOLCHAIN lets it (a Go
-# installed from go.dev's tarball ships GOTOOLCHAIN=local; the export below
+# installed from the Go project's tarball ships GOTOOLCHAIN=local; the export below
 # overrides that for this script only). Older or no Go: Debian's, from
 # bookworm-backports on bookworm (Go 1.23), else the release's golang-go.
 
@@ -40,7 +40,7 @@ ensure_go() {
 		done
 		minor=$(go_minor)
 		if [ -z "$minor" ] || [ "$minor" -lt 21 ]; then
-			echo "go: no Go 1.21 or later after installing Debian's; install Go $want or later (https://go.dev/dl/)" >&2
+			echo "go: no Go 1.21 or later after installing Debian's; install Go 1.$want or later from the Go project" >&2
 			return 1
 		fi
 	fi
