@@ -416,7 +416,11 @@ func parseScore(b []byte) (float64, bool) {
 	if strings.IndexByte(s, '_') >= 0 {
 		return 0, false
 	}
-	hex := len(s) > 2 && (s[0] == '0' || (s[0] == '-' || s[0] == '+') && s[1] == '0') && strings.ContainsAny(s[:3], "xX")
+	unsigned := s
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		unsigned = s[1:]
+	}
+	hex := len(unsigned) > 1 && unsigned[0] == '0' && unsigned[1]|0x20 == 'x'
 	if hex && !strings.ContainsAny(s, "pP") {
 		s += "p0"
 	}
