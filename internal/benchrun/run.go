@@ -191,10 +191,13 @@ func (e *MemoryError) Error() string {
 func (cfg *Config) memory() error {
 	// A client's reply buffer only grows, and the clients serve every
 	// test of the run in turn: after GET's values it keeps their size.
-	valueReplies := false
+	in := int64(initialIn)
 	for _, t := range cfg.Tests {
-		valueReplies = valueReplies || t.valueReply
+		if t.valueReply {
+			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
+		}
 	}
+	perClient := satAdd(in, histBytes)
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
@@ -203,11 +206,6 @@ func (cfg *Config) memory() error {
 		if shared {
 			copies = 1
 		}
-		in := int64(initialIn)
-		if valueReplies {
-			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
-		}
-		perClient := satAdd(in, histBytes)
 		need := satMul(satMul(copies, int64(cfg.Pipeline)), size)
 		need = satAdd(need, satMul(int64(cfg.Clients), perClient))
 		if worst == nil || need > worst.Need {
