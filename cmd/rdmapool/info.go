@@ -48,7 +48,11 @@ func writeText(w io.Writer, r probe.Report) {
 		fmt.Fprintf(w, "  librdmacm   %s\n", r.Libraries.RDMACM.Path)
 	}
 	fmt.Fprintln(w, "Devices:")
-	if r.LoadErr == nil && len(r.Devices) == 0 {
+	switch {
+	case r.LoadErr != nil: // said above
+	case r.ListErr != nil:
+		fmt.Fprintf(w, "  not listed: %v\n", r.ListErr)
+	case len(r.Devices) == 0:
 		fmt.Fprintln(w, "  none")
 	}
 	for _, d := range r.Devices {
@@ -92,6 +96,7 @@ func writeJSON(w io.Writer, r probe.Report) {
 		IBVerbs    string   `json:"libibverbs,omitempty"`
 		RDMACM     string   `json:"librdmacm,omitempty"`
 		LoadError  string   `json:"load_error,omitempty"`
+		ListError  string   `json:"list_error,omitempty"`
 		Devices    []device `json:"devices"`
 		MemlockCur string   `json:"memlock"`
 		MemlockMax string   `json:"memlock_max"`
@@ -102,6 +107,9 @@ func writeJSON(w io.Writer, r probe.Report) {
 		out.LoadError = r.LoadErr.Error()
 	} else {
 		out.IBVerbs, out.RDMACM = r.Libraries.IBVerbs.Path, r.Libraries.RDMACM.Path
+	}
+	if r.ListErr != nil {
+		out.ListError = r.ListErr.Error()
 	}
 	for _, d := range r.Devices {
 		dd := device{Name: d.Name}

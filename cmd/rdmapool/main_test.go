@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/seed54442f1a/rdmapool/internal/probe"
+	"github.com/seed54442f1a/rdmapool/loader"
 )
 
 func TestUsage(t *testing.T) {
@@ -45,5 +49,26 @@ func TestInfoJSON(t *testing.T) {
 	}
 	if !r.Usable && !strings.HasPrefix(r.Verdict, "RDMA cannot be used: ") {
 		t.Errorf("not usable, but the verdict does not say so: %q", r.Verdict)
+	}
+}
+
+// A failed device listing is the report's answer for devices, not "none".
+func TestInfoListingFailed(t *testing.T) {
+	r := probe.Report{
+		Libraries: &loader.Libraries{},
+		ListErr:   errors.New("ibv_get_device_list: Function not implemented"),
+		Verdict:   "RDMA cannot be used: listing devices failed: ...",
+	}
+	var text, js bytes.Buffer
+	writeText(&text, r)
+	if s := text.String(); !strings.Contains(s, "Devices:\n  not listed: ibv_get_device_list: Function not implemented\n") || strings.Contains(s, "none") {
+		t.Errorf("text report:\n%s", s)
+	}
+	writeJSON(&js, r)
+	var got struct {
+		ListError string `json:"list_error"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.ListError != r.ListErr.Error() {
+		t.Errorf("JSON report (%v):\n%s", err, js.String())
 	}
 }

@@ -47,6 +47,7 @@ type Memlock struct {
 type Report struct {
 	Libraries *loader.Libraries // nil when they could not be loaded
 	LoadErr   error
+	ListErr   error // listing the devices failed (libraries loaded)
 	Devices   []Device
 	Memlock   Memlock
 	// Usable is true when an active port was found and a PD, a CQ and a
@@ -89,6 +90,7 @@ func Run() Report {
 	t := verbs.Bound()
 	devs, list, err := t.GetDeviceList()
 	if err != nil {
+		r.ListErr = err
 		r.Verdict = fmt.Sprintf("RDMA cannot be used: listing devices failed: %v; is the ib_uverbs module loaded?", err)
 		return r
 	}
