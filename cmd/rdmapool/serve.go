@@ -119,14 +119,25 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 		fmt.Fprintf(stdout, "listening on tcp %s\n", l.Addr())
 		listeners = append(listeners, l)
 	}
+	var rdmaErrs []error
 	for _, a := range f.rAddr {
 		l, err := listenRDMA(a, f)
 		if err != nil {
-			fmt.Fprintf(stderr, "rdmapool serve: %v\n", err)
+			rdmaErrs = append(rdmaErrs, err)
 			continue
 		}
 		fmt.Fprintf(stdout, "listening on rdma %s\n", l.Addr())
 		listeners = append(listeners, l)
+	}
+	also := "" // what goes on, when an RDMA address could not be served
+	switch {
+	case len(rdmaErrs) < len(f.rAddr):
+		also = "; serving RDMA on the other addresses"
+	case len(f.tcpAddrs) > 0:
+		also = "; serving TCP only"
+	}
+	for _, err := range rdmaErrs {
+		fmt.Fprintf(stderr, "rdmapool serve: %v%s\n", err, also)
 	}
 	if len(listeners) == 0 {
 		fmt.Fprintln(stderr, "rdmapool serve: no listener could be started")
@@ -159,16 +170,12 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 }
 
 // listenRDMA listens on addr (an IP, or "auto") and f.rdmaPort. Its error
-// says why RDMA cannot be served and that TCP goes on.
+// says why RDMA cannot be served there.
 func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
-	also := ""
-	if len(f.tcpAddrs) > 0 {
-		also = "; serving TCP only"
-	}
 	if addr == "auto" {
 		a, err := autoRDMAAddr()
 		if err != nil {
-			return nil, fmt.Errorf("RDMA is off: --rdma-bind auto: %v%s", err, also)
+			return nil, fmt.Errorf("RDMA is off: --rdma-bind auto: %v", err)
 		}
 		addr = a
 	}
@@ -176,9 +183,9 @@ func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
 	l, err := qp.Listen(hostPort, &qp.Options{RecvBufferSize: int(f.rdmaRxSize), SpinWait: f.spinWait})
 	if err != nil {
 		if errors.Is(err, loader.ErrUnavailable) {
-			return nil, fmt.Errorf("RDMA is unavailable: %v%s", err, also)
+			return nil, fmt.Errorf("RDMA is unavailable: %v", err)
 		}
-		return nil, fmt.Errorf("%v%s", err, also)
+		return nil, err
 	}
 	return l, nil
 }

@@ -272,3 +272,38 @@ func TestServeWithoutRDMALibraries(t *testing.T) {
 	talk(t, c)
 	b.stop(t)
 }
+
+// With several --rdma-bind addresses, one that cannot be served does not
+// make the message say TCP only while another serves RDMA.
+func TestServeOneRDMAAddressFails(t *testing.T) {
+	port := freePort(t)
+	var stdout, stderr syncBuffer
+	stop := make(chan os.Signal, 1)
+	code := make(chan int, 1)
+	go func() {
+		// 192.0.2.1 (TEST-NET-1) is no address of this machine.
+		code <- serve([]string{"--port", strconv.Itoa(port), "--rdma-bind", "auto 192.0.2.1", "--rdma-port", "0"}, &stdout, &stderr, stop)
+	}()
+	waitFor(t, stdout.String, regexp.MustCompile(`listening on tcp 127\.0\.0\.1:`+strconv.Itoa(port)+"\n"))
+	waitFor(t, stderr.String, regexp.MustCompile(`192\.0\.2\.1.*\n`))
+	served := strings.Contains(stdout.String(), "listening on rdma ")
+	t.Logf("RDMA served on another address: %v; stderr:\n%s", served, stderr.String())
+	want := "; serving TCP only\n"
+	if served {
+		want = "; serving RDMA on the other addresses\n"
+	}
+	for _, line := range strings.SplitAfter(stderr.String(), "\n") {
+		if line != "" && !strings.HasSuffix(line, want) {
+			t.Errorf("RDMA served on another address: %v; the message does not end in %q: %q", served, want, line)
+		}
+	}
+	stop <- syscall.SIGTERM
+	select {
+	case n := <-code:
+		if n != 0 {
+			t.Errorf("exit %d after SIGTERM", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop after SIGTERM")
+	}
+}
