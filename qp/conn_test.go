@@ -579,6 +579,56 @@ func TestPeerCloseBeforeDataHandled(t *testing.T) {
 	}
 }
 
+// TestPeerCloseDataHandledBetweenLooks: the peer writes and closes, and
+// the data's completion and the flush are both handled while a Read is
+// between its look for the flush and its look at the ring (made to happen
+// by a hook). The Read must return the data, not io.EOF with the data
+// unread.
+func TestPeerCloseDataHandledBetweenLooks(t *testing.T) {
+	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1})
+	cli, srv := e.pair()
+	defer srv.Close()
+	release := srv.HoldCompletions()
+	var once sync.Once
+	defer once.Do(release)
+	hooked := false
+	qp.SetReadLooksHook(t, func(c *qp.Conn) {
+		if c != srv || !c.PeerClosed() {
+			return
+		}
+		once.Do(func() {
+			hooked = true
+			release()
+			for deadline := time.Now().Add(20 * time.Second); !c.QPDown(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return // the Read goes on; the test fails below
+				}
+			}
+		})
+	})
+	data := randBytes(1000, 4)
+	if _, err := cli.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	for deadline := time.Now().Add(20 * time.Second); !srv.PeerClosed(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the disconnect")
+		}
+	}
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(srv)
+	if !hooked {
+		t.Fatal("the hook never ran between the Read's looks")
+	}
+	if !srv.QPDown() {
+		t.Fatal("the flush was not handled within 20 s of the completions' release")
+	}
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d of %d bytes, err %v", len(got), len(data), err)
+	}
+}
+
 // closeWithin closes c and fails the test if that takes longer than limit
 // (a hang, not a measurement).
 func closeWithin(t *testing.T, c *qp.Conn, limit time.Duration) {

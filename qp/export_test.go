@@ -12,6 +12,16 @@ func (c *Conn) HoldCompletions() (release func()) {
 	return c.h.mu.Unlock
 }
 
+// SetReadLooksHook makes f run in every Read between its look at the QP's
+// flush and its look at the receive ring, until the test ends.
+func SetReadLooksHook(t interface{ Cleanup(func()) }, f func(*Conn)) {
+	testHookReadLooks = f
+	t.Cleanup(func() { testHookReadLooks = nil })
+}
+
+// QPDown reports whether c has handled the flush of its QP.
+func (c *Conn) QPDown() bool { return c.qpDown.Load() }
+
 // PeerClosed reports whether c has seen its peer's disconnect.
 func (c *Conn) PeerClosed() bool { return c.peerClosed.Load() }
 
