@@ -51,3 +51,32 @@ func TestSleepLimit(t *testing.T) {
 		t.Fatalf("sleep returned after %v, before its limit %v", d, sleepLimit)
 	}
 }
+
+// TestOwnerPollingAfterArm: the reactor armed a CQ, and its owner began to
+// poll it before the reactor's poll after the arm, which skips the CQ. The
+// completions that came before the arm raise no event, and the owner may
+// take only a batch of them: so the skip must leave the CQ marked unarmed,
+// and the owner's BeforePark must wake the reactor to poll it. (Before
+// 0cdebc8 the mark stayed, and a parked waiter waited out the sleep limit.)
+func TestOwnerPollingAfterArm(t *testing.T) {
+	r := newSleeper(t)
+	var in Inline
+	r.entries = []entry{{inline: &in, channel: 1, live: true}}
+	r.live = []uint32{0}
+	in.armed.Store(true) // as armAll leaves a CQ it armed
+	in.Begin()
+	if n, skipped := r.pollAll(); n != 0 || skipped {
+		t.Fatalf("pollAll = %d, %v; want the CQ left to its owner", n, skipped)
+	}
+	in.End()
+	if in.armed.Load() {
+		t.Error("after the reactor skipped it, the CQ is still marked armed")
+	}
+	in.BeforePark(r)
+	// A pending wake is taken at once; without one, the sleep runs to its
+	// limit and returns no event.
+	events := make([]unix.EpollEvent, 4)
+	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
+		t.Fatalf("sleep after BeforePark = %d events; want the wake's", n)
+	}
+}
