@@ -555,11 +555,7 @@ func TestPeerCloseBeforeDataHandled(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli.Close()
-	for deadline := time.Now().Add(20 * time.Second); !srv.PeerClosed(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the server never saw the disconnect")
-		}
-	}
+	waitPeerClosed(t, srv)
 	type result struct {
 		got []byte
 		err error
@@ -611,11 +607,7 @@ func TestPeerCloseDataHandledBetweenLooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli.Close()
-	for deadline := time.Now().Add(20 * time.Second); !srv.PeerClosed(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the server never saw the disconnect")
-		}
-	}
+	waitPeerClosed(t, srv)
 	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
 	got, err := io.ReadAll(srv)
 	if !hooked {
@@ -626,6 +618,16 @@ func TestPeerCloseDataHandledBetweenLooks(t *testing.T) {
 	}
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read %d of %d bytes, err %v", len(got), len(data), err)
+	}
+}
+
+// waitPeerClosed waits until c has seen its peer's disconnect.
+func waitPeerClosed(t *testing.T, c *qp.Conn) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !c.PeerClosed(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the disconnect was not seen within 20 s")
+		}
 	}
 }
 

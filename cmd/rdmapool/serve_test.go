@@ -129,12 +129,8 @@ func talk(t *testing.T, c net.Conn) {
 // signal.
 func TestServeInProcess(t *testing.T) {
 	port := freePort(t)
-	var stdout, stderr syncBuffer
-	stop := make(chan os.Signal, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- serve([]string{"--port", strconv.Itoa(port), "--rdma-bind", "auto", "--rdma-port", "0"}, &stdout, &stderr, stop)
-	}()
+	s := serveInProcess("--port", strconv.Itoa(port), "--rdma-bind", "auto", "--rdma-port", "0")
+	stdout, stderr := &s.stdout, &s.stderr
 	waitFor(t, stdout.String, regexp.MustCompile(`listening on tcp 127\.0\.0\.1:`+strconv.Itoa(port)+"\n"))
 	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
@@ -163,15 +159,7 @@ func TestServeInProcess(t *testing.T) {
 		}
 	}
 
-	stop <- syscall.SIGTERM
-	select {
-	case n := <-code:
-		if n != 0 {
-			t.Errorf("exit %d after SIGTERM", n)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop after SIGTERM")
-	}
+	s.terminate(t)
 	want := fmt.Sprintf("received terminated, shutting down\nconnections served: %d, commands: %d\n", conns, 3*conns)
 	if s := stdout.String(); !strings.Contains(s, want) {
 		t.Errorf("stdout:\n%s", s)
@@ -277,13 +265,9 @@ func TestServeWithoutRDMALibraries(t *testing.T) {
 // make the message say TCP only while another serves RDMA.
 func TestServeOneRDMAAddressFails(t *testing.T) {
 	port := freePort(t)
-	var stdout, stderr syncBuffer
-	stop := make(chan os.Signal, 1)
-	code := make(chan int, 1)
-	go func() {
-		// 192.0.2.1 (TEST-NET-1) is no address of this machine.
-		code <- serve([]string{"--port", strconv.Itoa(port), "--rdma-bind", "auto 192.0.2.1", "--rdma-port", "0"}, &stdout, &stderr, stop)
-	}()
+	// 192.0.2.1 (TEST-NET-1) is no address of this machine.
+	s := serveInProcess("--port", strconv.Itoa(port), "--rdma-bind", "auto 192.0.2.1", "--rdma-port", "0")
+	stdout, stderr := &s.stdout, &s.stderr
 	waitFor(t, stdout.String, regexp.MustCompile(`listening on tcp 127\.0\.0\.1:`+strconv.Itoa(port)+"\n"))
 	waitFor(t, stderr.String, regexp.MustCompile(`192\.0\.2\.1.*\n`))
 	served := strings.Contains(stdout.String(), "listening on rdma ")
@@ -297,9 +281,28 @@ func TestServeOneRDMAAddressFails(t *testing.T) {
 			t.Errorf("RDMA served on another address: %v; the message does not end in %q: %q", served, want, line)
 		}
 	}
-	stop <- syscall.SIGTERM
+	s.terminate(t)
+}
+
+// inProcess is serve running in the test's process.
+type inProcess struct {
+	stdout, stderr syncBuffer
+	stop           chan os.Signal
+	code           chan int
+}
+
+func serveInProcess(args ...string) *inProcess {
+	s := &inProcess{stop: make(chan os.Signal, 1), code: make(chan int, 1)}
+	go func() { s.code <- serve(args, &s.stdout, &s.stderr, s.stop) }()
+	return s
+}
+
+// terminate sends serve SIGTERM and wants it to exit 0.
+func (s *inProcess) terminate(t *testing.T) {
+	t.Helper()
+	s.stop <- syscall.SIGTERM
 	select {
-	case n := <-code:
+	case n := <-s.code:
 		if n != 0 {
 			t.Errorf("exit %d after SIGTERM", n)
 		}
