@@ -101,8 +101,8 @@ func registerUnderLowMemlock() int {
 		fmt.Println("no RDMA in the child:", r.Verdict)
 		return 1
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}); err != nil {
-		fmt.Println("setrlimit:", err)
+	if err := rdmatest.LowerMemlock(); err != nil {
+		fmt.Println(err)
 		return 1
 	}
 	tb := verbs.Bound()

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 	"github.com/seed54442f1a/rdmapool/qp"
@@ -108,8 +106,8 @@ func TestAcceptMemlockExhausted(t *testing.T) {
 // mr.ErrMemlock; "listen IP" listens, prints its address, and after its
 // standard input closes, closes the listener and exits 0.
 func underLowMemlock(mode string) int {
-	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}); err != nil {
-		fmt.Fprintln(os.Stderr, "setrlimit:", err)
+	if err := rdmatest.LowerMemlock(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	verb, arg, _ := strings.Cut(mode, " ")

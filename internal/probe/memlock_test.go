@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/seed54442f1a/rdmapool/internal/probe"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 )
@@ -19,8 +17,8 @@ const memlockChildEnv = "RDMAPOOL_PROBE_TEST_MEMLOCK"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(memlockChildEnv) != "" {
-		if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}); err != nil {
-			fmt.Println("setrlimit:", err)
+		if err := rdmatest.LowerMemlock(); err != nil {
+			fmt.Println(err)
 			os.Exit(1)
 		}
 		r := probe.Run()

@@ -1,11 +1,14 @@
 package rdmatest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
@@ -26,4 +29,14 @@ func AsNobody(tb testing.TB, env ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	return cmd
+}
+
+// LowerMemlock sets this process's RLIMIT_MEMLOCK, soft and hard, to 64 KiB
+// (a container's default), for the child of a memlock test: a page
+// registers, a connection's buffers do not.
+func LowerMemlock() error {
+	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}); err != nil {
+		return fmt.Errorf("setrlimit RLIMIT_MEMLOCK 64 KiB: %w", err)
+	}
+	return nil
 }
