@@ -357,8 +357,8 @@ func (c *Conn) readable() ([]byte, error) {
 		// finds the data before it in the ring, even when both were
 		// handled after its last look.
 		drained := c.peerClosed.Load() && c.qpDown.Load()
-		if testHookReadLooks != nil {
-			testHookReadLooks(c)
+		if h := testHookReadLooks.Load(); h != nil {
+			(*h)(c)
 		}
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
@@ -387,8 +387,9 @@ func (c *Conn) readable() ([]byte, error) {
 
 // testHookReadLooks, set only by tests, runs in readable between its look
 // at the flush and its look at the ring: where the data and the flush can
-// be handled by another goroutine.
-var testHookReadLooks func(*Conn)
+// be handled by another goroutine. Atomic, so that a reader left over from
+// another test cannot race with a test setting it.
+var testHookReadLooks atomic.Pointer[func(*Conn)]
 
 // consume marks n bytes read; once the whole buffer is read it is re-armed.
 func (c *Conn) consume(n int) error {

@@ -15,8 +15,8 @@ func (c *Conn) HoldCompletions() (release func()) {
 // SetReadLooksHook makes f run in every Read between its look at the QP's
 // flush and its look at the receive ring, until the test ends.
 func SetReadLooksHook(t interface{ Cleanup(func()) }, f func(*Conn)) {
-	testHookReadLooks = f
-	t.Cleanup(func() { testHookReadLooks = nil })
+	testHookReadLooks.Store(&f)
+	t.Cleanup(func() { testHookReadLooks.Store(nil) })
 }
 
 // QPDown reports whether c has handled the flush of its QP.
