@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Runs the RDMA benchmarks in the soft-RoCE VM beside perftest, in one boot:
 # perftest's ib_write_lat and ib_send_lat (the C reference) on rxe0 and our
-# 64-byte RDMA round trip, taken in turns for ROUNDS rounds, each round's
-# round trip a ratio to that round's perftest; then the rest of the bench/
-# suite over the same device (round trips and pipelined throughput over
-# RDMA and TCP, each against an echo server in another process as
+# 64-byte RDMA round trip, taken close together in ROUNDS short rounds, each
+# round's round trip a ratio to that round's perftest; then the rest of the
+# bench/ suite over the same device (round trips and pipelined throughput
+# over RDMA and TCP, each against an echo server in another process as
 # perftest's server is, ring operations, the pool). The figure reported is
-# the median of the rounds' ratios: the emulator's speed drifts within a
-# boot (one boot's round trips went from 32 to 43 us), and a reference
-# taken minutes before the figure it divides would carry that drift into
-# the ratio. For the same reason perftest runs about as long as our
-# benchmark does (--iters, 100000 round trips: 2-3 s here); the speed also
-# jumps between two levels within a boot (ib_write_lat's typical latency
-# 12.2 us in four rounds of one boot and 16.5 us in the fifth), and 5000
-# round trips, a tenth of a second, can fall within one level where our
-# 2 s see a mix of both. Results go to OUT (default out/): bench-rxe.json
-# and bench-rxe.md, plus the raw console log.
+# the median of the rounds' ratios. Why short rounds: the emulator's speed
+# drifts and jumps within a boot (ib_write_lat's typical latency 12.2 us in
+# one round, 16.4 us in the next, 12.4 in the one after; the development
+# machine is itself a virtual machine whose speed changes under it), so a
+# reference taken seconds away from the figure it divides can carry that
+# change into the ratio. Each round runs ITERS round trips of each tool
+# (20000: under a second apiece), and the order within a round alternates
+# (ib_write_lat, ib_send_lat, ours; then ours, ib_send_lat, ib_write_lat),
+# so that a steady drift weighs on neither side. Results go to OUT (default
+# out/): bench-rxe.json and bench-rxe.md, plus the raw console log.
 #
 # The clock: perftest times with the CPU's cycle counter (rdtsc), which costs
 # nanoseconds whatever the kernel's clocksource. Go reads the kernel's
@@ -32,7 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=out rounds=5 count=3 benchtime=2s iters=100000
+out=out rounds=15 count=3 benchtime=2s iters=20000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
@@ -53,9 +53,9 @@ trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go test -c -o "$bin/bench.test" ./bench
 cat >"$bin/run-bench.sh" <<SCRIPT
 set -u
-perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages
+perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages, ITERS round trips
 	\$1 -d rxe0 -s 64 -n $iters >/tmp/\$1.server 2>&1 &
-	sleep 2
+	sleep 1
 	echo "=== \$1 \$cs\${tag:+ \$tag}"
 	\$1 -d rxe0 -s 64 -n $iters 10.99.0.1 | grep -E '^ *64 '
 	wait
@@ -65,15 +65,20 @@ clock() { # clock NAME: switch the kernel's clocksource; fails if it has none su
 	echo \$1 >/sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null &&
 		[ "\$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" = \$1 ]
 }
+ours() { # ours: our 64-byte round trip, ITERS of them
+	echo "=== rdmapool \$cs\${tag:+ \$tag}"
+	./bench.test -test.run '^\$' -test.bench "\$rt" -test.benchtime ${iters}x -test.count 1 -test.benchmem
+}
 echo "clocksources: \$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
 clock tsc || { echo "bench-rxe: no tsc clocksource in the VM" >&2; exit 1; }
 rt='ConnRoundTrip/transport=rdma/size=64\$'
 for r in \$(seq 1 $rounds); do
 	tag=round\$r
-	perf ib_write_lat
-	perf ib_send_lat
-	echo "=== rdmapool tsc round\$r"
-	./bench.test -test.run '^\$' -test.bench "\$rt" -test.benchtime $benchtime -test.count 1 -test.benchmem
+	if [ \$((r % 2)) = 1 ]; then
+		perf ib_write_lat; perf ib_send_lat; ours
+	else
+		ours; perf ib_send_lat; perf ib_write_lat
+	fi
 done
 tag=
 echo "=== rdmapool tsc"
@@ -160,7 +165,7 @@ cat >"$out/bench-rxe.md" <<MD
 soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --iters $iters --count $count --benchtime $benchtime\`.
 Clocksource TSC (the VM boots with tsc=reliable; perftest times with rdtsc whatever the clocksource).
 
-Rounds, in turn in one boot (perftest's typical one-way latency; our round trip's p50):
+Rounds in one boot, $iters round trips of each tool a round, in the order ib_write_lat, ib_send_lat, ours in odd rounds and the reverse in even ones (perftest's typical one-way latency; our round trip's p50):
 
 | round | ib_write_lat | ib_send_lat | rdmapool round trip | p50 / (2 × ib_write_lat) | p50 / (2 × ib_send_lat) |
 | --- | --- | --- | --- | --- | --- |
