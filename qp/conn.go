@@ -57,8 +57,8 @@ type Conn struct {
 	rxNotify chan struct{} // signalled when data arrives or the state changes
 	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
 	readDL   deadline.Deadline
-	rxPassed time.Time // a waiting reader last let the netpoller run (see spin)
-	leased   int       // the length of the slice Lease returned (rmu)
+	rxPassed time.Duration // a waiting reader last let the netpoller run (monoNow; see spin)
+	leased   int           // the length of the slice Lease returned (rmu)
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -69,7 +69,7 @@ type Conn struct {
 	armAddr   atomic.Uint64
 	armLenKey atomic.Uint64 // length<<32 | rkey
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
-	txPassed  time.Time     // a waiting writer last let the netpoller run (wmu; see spin)
+	txPassed  time.Duration // a waiting writer last let the netpoller run (monoNow, wmu; see spin)
 	reserved  int           // the length of the slice Reserve returned (wmu)
 	parked    atomic.Int32  // readers and writers waiting for the reactor (park)
 
@@ -542,10 +542,20 @@ type spin struct {
 	c        *Conn
 	holding  bool
 	polls    int
-	start    time.Time
+	start    time.Duration // monoNow at the first miss; 0: none since the last hit
 	inline   *cq.Inline
-	lastPass *time.Time
+	lastPass *time.Duration
 }
+
+// monoBase anchors monoNow, taken when the package is initialised, before
+// any spin: so monoNow is above 0 in a spin, and 0 can mean "not started".
+var monoBase = time.Now()
+
+// monoNow reads the monotonic clock alone: time.Since on a time with a
+// monotonic reading takes one clock read, time.Now takes two (the wall
+// clock too), and a spinner reads the clock at each spin's start and every
+// spinClockEvery polls.
+func monoNow() time.Duration { return time.Since(monoBase) }
 
 func (s *spin) release() {
 	if s.holding {
@@ -591,26 +601,26 @@ func (c *Conn) spinPoll(s *spin) bool {
 			spinners.Add(-1)
 			return false
 		}
-		s.holding, s.start, s.inline = true, time.Now(), &c.h.inline
+		s.holding, s.start, s.inline = true, monoNow(), &c.h.inline
 		s.inline.Begin()
 	}
 	if c.pollInline() {
-		s.start = time.Time{} // the spin's clock restarts at its next miss
+		s.start = 0 // the spin's clock restarts at its next miss
 		return true
 	}
-	if s.start.IsZero() {
-		s.start = time.Now()
+	if s.start == 0 {
+		s.start = monoNow()
 	}
 	s.polls++
 	if s.polls%spinClockEvery == 0 {
-		now := time.Now()
-		if now.Sub(s.start) >= c.opts.SpinWait {
+		now := monoNow()
+		if now-s.start >= c.opts.SpinWait {
 			s.release()
 			return false
 		}
-		if now.Sub(*s.lastPass) >= netpass.Every && spinnersHoldEveryP() {
+		if now-*s.lastPass >= netpass.Every && spinnersHoldEveryP() {
 			netpass.Pass()
-			*s.lastPass = time.Now()
+			*s.lastPass = monoNow()
 		}
 	}
 	if s.polls%spinYieldShared == 0 && (s.polls%spinYieldFree == 0 || spinnersHoldEveryP()) {
