@@ -24,8 +24,8 @@ bench:
 bench-ffi:
 	CGO_ENABLED=1 go test -run '^$$' -bench Call3 -benchmem -count 5 ./internal/ffi
 
-# bench-rxe: in one VM boot, perftest's ib_write_lat and ib_send_lat in turns
-# with our RDMA round trip (five rounds, each a ratio), then our other
+# bench-rxe: in one VM boot, perftest's ib_write_lat and ib_send_lat close
+# together with our RDMA round trip (fifteen short rounds, each a ratio), then our other
 # benchmarks on the same device; writes out/bench-rxe.{json,md}.
 bench-rxe:
 	vm/bench.sh
