@@ -542,7 +542,7 @@ type spin struct {
 	c        *Conn
 	holding  bool
 	polls    int
-	start    time.Duration // monoNow at the first miss; 0: none since the last hit
+	start    time.Duration // monoNow when the spin began, or at its first miss after a hit; 0 after a hit
 	inline   *cq.Inline
 	lastPass *time.Duration
 }
