@@ -542,7 +542,7 @@ type spin struct {
 	c        *Conn
 	holding  bool
 	polls    int
-	start    time.Duration // monoNow when the spin began, or at its first miss after a hit; 0 after a hit
+	start    time.Duration // monoNow at the first miss since the slot was taken or since the last hit; 0 until then
 	inline   *cq.Inline
 	lastPass *time.Duration
 }
@@ -601,7 +601,7 @@ func (c *Conn) spinPoll(s *spin) bool {
 			spinners.Add(-1)
 			return false
 		}
-		s.holding, s.start, s.inline = true, monoNow(), &c.h.inline
+		s.holding, s.start, s.inline = true, 0, &c.h.inline
 		s.inline.Begin()
 	}
 	if c.pollInline() {
