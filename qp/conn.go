@@ -553,7 +553,7 @@ var monoBase = time.Now()
 
 // monoNow reads the monotonic clock alone: time.Since on a time with a
 // monotonic reading takes one clock read, time.Now takes two (the wall
-// clock too), and a spinner reads the clock at each spin's start and every
+// clock too), and a spinner reads the clock at a spin's first miss and every
 // spinClockEvery polls.
 func monoNow() time.Duration { return time.Since(monoBase) }
 
