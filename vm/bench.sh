@@ -53,9 +53,16 @@ trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go test -c -o "$bin/bench.test" ./bench
 cat >"$bin/run-bench.sh" <<SCRIPT
 set -u
+listening() { # listening: wait up to 10 s for a socket listening on perftest's port, 18515 (0x4853)
+	for i in \$(seq 50); do
+		grep -qE ':4853 [0-9A-F:]+ 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
 perf() { # perf TOOL: server on rxe0, client to it, 64-byte messages, ITERS round trips
 	\$1 -d rxe0 -s 64 -n $iters >/tmp/\$1.server 2>&1 &
-	sleep 1
+	listening || { echo "bench-rxe: the \$1 server did not listen:" >&2; cat /tmp/\$1.server >&2; exit 1; }
 	echo "=== \$1 \$cs\${tag:+ \$tag}"
 	\$1 -d rxe0 -s 64 -n $iters 10.99.0.1 | grep -E '^ *64 '
 	wait
