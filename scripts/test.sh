@@ -6,7 +6,9 @@
 #   3. the unit tests with CGO_ENABLED=0, then again under the race detector
 #      (which needs CGO_ENABLED=1)
 #   4. the C call path's tests for linux/arm64, under qemu-user
-#   5. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
+#   5. the VM harness's own tests (vm/harness-test.sh: a broken KVM falls
+#      back to TCG, timeouts say what hung)
+#   6. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
 # Tests that need something missing skip when run by hand and fail in CI
 # (CI=true) or with RDMAPOOL_STRICT=1.
 set -euo pipefail
@@ -52,6 +54,9 @@ GOARCH=arm64 go test -c -o "$tmp/ffi-arm64.test" ./internal/ffi
 (cd internal/ffi && CC=aarch64-linux-gnu-gcc \
 	RDMAPOOL_TEST_EXEC_WRAPPER="qemu-aarch64-static -L /usr/aarch64-linux-gnu" \
 	qemu-aarch64-static -L /usr/aarch64-linux-gnu "$tmp/ffi-arm64.test" -test.count=1 -test.v)
+
+step "VM harness tests"
+vm/harness-test.sh
 
 step "soft-RoCE VM tests"
 vm/test.sh

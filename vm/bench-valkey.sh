@@ -19,6 +19,8 @@
 # usage: vm/bench-valkey.sh --valkey DIR [--out DIR] [--rounds N] [--tests LIST]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. vm/lib.sh
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 valkey="" out=out rounds=7 tests=ping,set,get
@@ -74,6 +76,7 @@ SCRIPT
 
 log="$out/bench-valkey.log"
 vm/run.sh --bin "$bin" --log "$log" --timeout 1800 -- sh run-bench-valkey.sh
+accel=$(log_accel "$log")
 
 # RESULT TOOL CASE ROUND "TEST","rps","avg","min","p50","p95","p99","max" (ms);
 # the header lines ("test",...) are dropped.
@@ -127,7 +130,7 @@ date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 version=$("$valkey/valkey-server" --version | head -1)
 
 {
-	printf '{\n  "date": "%s",\n  "machine": "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0",\n' "$date"
+	printf '{\n  "date": "%s",\n  "machine": "soft-RoCE VM (qemu %s, 2 vCPUs), rxe0",\n  "accelerator": "%s",\n' "$date" "$accel" "$accel"
 	printf '  "server": "%s",\n  "rounds": %s,\n  "results": [\n' "$version" "$rounds"
 	awk '{printf "%s    {\"tool\": \"%s\", \"case\": \"%s\", \"round\": %s, \"test\": \"%s\", \"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7} END {print ""}' "$bin/results"
 	printf '  ],\n  "summary": [\n'
@@ -138,7 +141,7 @@ version=$("$valkey/valkey-server" --version | head -1)
 {
 	echo "# rdmapool bench --transport rdma beside valkey-benchmark --rdma ($date)"
 	echo
-	echo "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0; server: $version; $rounds rounds, each running both tools back to back (valkey-benchmark first in odd rounds, ours first in even ones); both clients on one thread (ours: \`--threads 1\`); \`vm/bench-valkey.sh --rounds $rounds\`."
+	echo "soft-RoCE VM (qemu $accel, 2 vCPUs), rxe0; server: $version; $rounds rounds, each running both tools back to back (valkey-benchmark first in odd rounds, ours first in even ones); both clients on one thread (ours: \`--threads 1\`); \`vm/bench-valkey.sh --rounds $rounds\`."
 	echo "Ratios are ours to valkey-benchmark's in the same round, their median over the rounds: requests/s above 1 and p50 below 1 are ours better; \"won\" counts the rounds where ours was at least as good. The req/s and latency columns are each tool's medians."
 	echo
 	echo "| case | test | valkey-benchmark req/s | p50 ms | p99 ms | rdmapool req/s | p50 ms | p99 ms | req/s ratio | won | p50 ratio | won |"

@@ -31,6 +31,8 @@
 # usage: vm/bench.sh [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. vm/lib.sh
 
 out=out rounds=15 count=3 benchtime=2s iters=20000
 while [ $# -gt 0 ]; do
@@ -101,6 +103,7 @@ SCRIPT
 
 log="$out/bench-rxe.log"
 vm/run.sh --bin "$bin" --log "$log" --timeout 1800 --append tsc=reliable -- sh run-bench.sh
+accel=$(log_accel "$log")
 
 # section NAME: the log's lines between "=== NAME" and the next "===".
 section() { tr -d '\r' <"$log" | awk -v t="=== $1" '$0 == t {f=1; next} /^===/ {f=0} f'; }
@@ -156,7 +159,8 @@ date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 cat >"$out/bench-rxe.json" <<JSON
 {
   "date": "$date",
-  "machine": "soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages",
+  "machine": "soft-RoCE VM (qemu $accel, 2 vCPUs), rxe0, 64-byte messages",
+  "accelerator": "$accel",
   "clocksource": "tsc",
   "rounds": {"ib_write_lat_typical_us": [$(jsonl <<<"$wlats")], "ib_send_lat_typical_us": [$(jsonl <<<"$slats")], "round_trip_p50_us": [$(jsonl <<<"$p50s")], "p50_vs_2x_ib_write_lat": [$(jsonl <<<"$rws")], "p50_vs_2x_ib_send_lat": [$(jsonl <<<"$rss")]},
   "perftest": {"ib_write_lat_typical_us": $wlat, "ib_send_lat_typical_us": $slat},
@@ -169,7 +173,7 @@ JSON
 cat >"$out/bench-rxe.md" <<MD
 # RDMA round trip beside perftest ($date)
 
-soft-RoCE VM (qemu TCG, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --iters $iters --count $count --benchtime $benchtime\`.
+soft-RoCE VM (qemu $accel, 2 vCPUs), rxe0, 64-byte messages; \`vm/bench.sh --rounds $rounds --iters $iters --count $count --benchtime $benchtime\`.
 Clocksource TSC (the VM boots with tsc=reliable; perftest times with rdtsc whatever the clocksource).
 
 Rounds in one boot, $iters round trips of each tool a round, in the order ib_write_lat, ib_send_lat, ours in odd rounds and the reverse in even ones (perftest's typical one-way latency; our round trip's p50):

@@ -122,6 +122,19 @@ export_test_env() {
 main() {
 	/bin/busybox --install -s /bin # links busybox's applets; existing files stay
 	mount_filesystems
+	cmdline=" $(cat /proc/cmdline) "
+	# vm/run.sh's accelerator probe: the guest runs; nothing more is needed.
+	case $cmdline in
+	*" rdmapool.probe=1 "*)
+		echo RDMAPOOL_VM_PROBE_OK
+		poweroff -f
+		;;
+	esac
+	# The accelerator vm/run.sh chose (kvm or tcg), for the command to report.
+	RDMAPOOL_VM_ACCEL=${cmdline##* rdmapool.accel=}
+	RDMAPOOL_VM_ACCEL=${RDMAPOOL_VM_ACCEL%% *}
+	case $RDMAPOOL_VM_ACCEL in kvm | tcg) ;; *) RDMAPOOL_VM_ACCEL=unknown ;; esac
+	export RDMAPOOL_VM_ACCEL
 	ulimit -l unlimited || fail "ulimit -l unlimited"
 	# Variables from run.sh --env (validated names, quoted values).
 	# shellcheck disable=SC1091 # written by run.sh
@@ -131,7 +144,7 @@ main() {
 	if [ "${RDMAPOOL_VM_WIRE_ROUTES:-0}" = 1 ]; then setup_wire_routes; fi
 	setup_rxe
 	export_test_env
-	say "ready after $(uptime_s) s: rxe0 ACTIVE (veth0 $SERVER_ADDR), rxe1 ACTIVE (veth1 $PEER_ADDR)"
+	say "ready after $(uptime_s) s ($RDMAPOOL_VM_ACCEL): rxe0 ACTIVE (veth0 $SERVER_ADDR), rxe1 ACTIVE (veth1 $PEER_ADDR)"
 	cd /opt/bin || fail "no /opt/bin"
 	sh "$CONF/cmd" </dev/null
 	status=$?

@@ -34,3 +34,9 @@ elapsed() {
 	local ms=$(($(now_ms) - $1))
 	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
 }
+
+# log_accel LOG prints the accelerator (kvm or tcg) a console log of
+# vm/run.sh --log was taken under: figures under the two never compare.
+log_accel() {
+	tr -d '\r' <"$1" | sed -n 's/^rdmapool-vm: accelerator: \([a-z]*\) .*/\1/p' | tail -n 1
+}

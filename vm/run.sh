@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Boots Debian's kernel in qemu (software emulation) with two soft-RoCE devices
-# and runs one command inside; exits with that command's status.
+# Boots Debian's kernel in qemu with two soft-RoCE devices and runs one command
+# inside; exits with that command's status. The accelerator is KVM where a
+# probe boot shows that it works, else software emulation (TCG): see
+# vm/accel.sh and RDMAPOOL_VM_ACCEL=auto|kvm|tcg in vm/README.md.
 #
 # usage: vm/run.sh [--bin DIR]... [--env NAME=VALUE]... [--timeout SECONDS]
 #                  [--mem MB] [--smp N] [--append ARGS] [--log FILE] [--keep]
@@ -20,6 +22,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=accel.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/accel.sh"
 
 # Kernel modules to load, in order; their dependencies are added before them.
 MODULES=(crc32_generic ip6_udp_tunnel udp_tunnel configfs ib_core ib_uverbs iw_cm ib_cm
@@ -242,22 +246,58 @@ build_initrd() {
 
 # ---- boot -------------------------------------------------------------------
 
-# run_qemu KERNEL: boots the VM, streaming its console to stdout and to console.log.
+# watch_kvm QEMU_PIDFILE: runs beside a boot under KVM. The moment qemu
+# prints a KVM error (after which it sits idle, not exiting), or when the
+# guest is not up three probe timeouts after the start (a KVM that passed its
+# probe and then hangs), it kills qemu and leaves the reason in
+# $WORK/kvm-failed.
+watch_kvm() {
+	local pid='' err up=0 deadline=$(($(now_ms) + 3000 * KVM_PROBE_TIMEOUT))
+	while :; do
+		[ -n "$pid" ] || pid=$(cat "$1" 2>/dev/null) || true
+		err=$(kvm_first_error "$WORK/qemu.err" "$WORK/console.log")
+		if [ "$up" = 0 ] && grep -qE '^rdmapool-vm: (ready after|setup failed)' "$WORK/console.log"; then
+			up=1
+		fi
+		if [ -z "$err" ] && [ "$up" = 0 ] && [ "$(now_ms)" -gt "$deadline" ]; then
+			err="the guest was not up $((3 * KVM_PROBE_TIMEOUT)) s after the start"
+		fi
+		if [ -n "$err" ]; then
+			printf '%s\n' "$err" >"$WORK/kvm-failed"
+			[ -z "$pid" ] || kill "$pid" 2>/dev/null
+			return
+		fi
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then return; fi
+		if [ "$up" = 1 ]; then sleep 1; else sleep 0.2; fi
+	done
+}
+
+# run_qemu KERNEL: boots the VM under $ACCEL, streaming its console to stdout
+# and to console.log.
 run_qemu() {
-	local kernel=$1 extra=() rc
-	# No KVM on the usual CI machines; use it when it is there.
-	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then extra+=(-accel kvm); fi
-	# qboot (from qemu-system-data) boots like SeaBIOS but prints no terminal resets.
-	if [ -f /usr/share/qemu/qboot.rom ]; then extra+=(-bios qboot.rom); fi
+	local kernel=$1 rc watcher=
+	qemu_base_args "$kernel"
+	rm -f "$WORK/qemu.pid" "$WORK/kvm-failed"
+	: >"$WORK/qemu.err"
+	printf 'rdmapool-vm: accelerator: %s (%s)\n' "$ACCEL" "$ACCEL_WHY" >>"$WORK/console.log"
+	if [ "$ACCEL" = kvm ]; then
+		watch_kvm "$WORK/qemu.pid" &
+		watcher=$!
+	fi
 	set +e
 	# --foreground: timeout stays in this process group, so that a Ctrl-C
 	# (or a CI job's signal to the group) reaches qemu too.
-	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -nographic -no-reboot \
-		-m "$MEM" -smp "$SMP" -cpu max "${extra[@]}" \
-		-kernel "$kernel" -initrd "$WORK/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1${APPEND:+ $APPEND}" -nic none </dev/null 2>&1 | tee "$WORK/console.log"
+	# qemu's own messages go to qemu.err (and the terminal), so that the
+	# console log's last change is the guest's last output.
+	timeout --foreground -k 10 "$TIMEOUT" "$QEMU" "${QEMU_ARGS[@]}" -accel "$ACCEL" -pidfile "$WORK/qemu.pid" \
+		-append "console=ttyS0 quiet panic=-1 rdmapool.accel=$ACCEL${APPEND:+ $APPEND}" </dev/null \
+		2> >(tee -a "$WORK/qemu.err" >&2) | tee -a "$WORK/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e
+	if [ -n "$watcher" ]; then
+		kill "$watcher" 2>/dev/null || true
+		wait "$watcher" 2>/dev/null || true
+	fi
 	return "$rc"
 }
 
@@ -271,23 +311,56 @@ pick_kernel() {
 	fi
 }
 
+# console_text prints the console log without carriage returns.
+console_text() { tr -d '\r' <"$WORK/console.log"; }
+
+# timed_out: says which of three things a timeout was: a VM that never
+# booted, a command that hung (named, with the last test it started), or a
+# run still making progress when its time ran out. Silence for
+# RDMAPOOL_VM_HANG_AFTER seconds before the kill (default a tenth of the
+# timeout, at least 30) counts as hung.
+timed_out() {
+	local idle hang pkg test
+	idle=$(($(date +%s) - $(stat -c %Y "$WORK/console.log")))
+	hang=${RDMAPOOL_VM_HANG_AFTER:-$((TIMEOUT / 10 > 30 ? TIMEOUT / 10 : 30))}
+	if ! console_text | grep -q '^rdmapool-vm: ready after'; then
+		if [ "$idle" -ge "$hang" ]; then
+			log "error: the VM never booted ($ACCEL): no ready line within $TIMEOUT s, and the console was silent for the last $idle s (last line: '$(console_text | grep -v '^$' | tail -n 1)'); see the output above"
+		else
+			log "error: the VM was still booting when its $TIMEOUT s ran out ($ACCEL; the console last printed $idle s before); raise --timeout or RDMAPOOL_VM_TIMEOUT"
+		fi
+		return
+	fi
+	pkg=$(console_text | sed -n 's/^=== rdmapool-vm: RUN //p' | tail -n 1)
+	test=$(console_text | sed -n 's/^ *=== RUN  *\([^ ]*\).*/\1/p' | tail -n 1)
+	if [ "$idle" -ge "$hang" ]; then
+		log "error: the command hung: '${CMD[*]}' printed nothing for the last $idle s of its $TIMEOUT s${pkg:+; last package started: $pkg}${test:+; last test started: $test}"
+	else
+		log "error: a slow run: '${CMD[*]}' was still printing (last output $idle s before the kill) when its $TIMEOUT s ran out ($ACCEL)${pkg:+; in $pkg}${test:+, at $test}; raise --timeout or RDMAPOOL_VM_TIMEOUT"
+	fi
+}
+
 # report QEMU_STATUS ELAPSED: turns the console log into this script's exit status.
 report() {
 	local qrc=$1 took=$2 code
-	if [ -n "$LOG_COPY" ]; then cp "$WORK/console.log" "$LOG_COPY"; fi
+	if [ -n "$LOG_COPY" ]; then
+		local logs=("$WORK/console.log" "$WORK/qemu.err")
+		if [ -f "$WORK/kvm-boot.log" ]; then logs=("$WORK/kvm-boot.log" "${logs[@]}"); fi
+		cat "${logs[@]}" >"$LOG_COPY"
+	fi
 	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
-		log "error: VM timed out after $TIMEOUT s and was killed (raise --timeout or RDMAPOOL_VM_TIMEOUT)"
+		timed_out
 		return 124
 	fi
-	code=$(tr -d '\r' <"$WORK/console.log" | sed -n "s/^$MARKER=\([0-9][0-9]*\)\$/\1/p" | tail -n 1)
+	code=$(console_text | sed -n "s/^$MARKER=\([0-9][0-9]*\)\$/\1/p" | tail -n 1)
 	if [ -z "$code" ]; then
-		log "error: the VM ended without printing $MARKER (qemu status $qrc): kernel panic, crash of /init or qemu failure; see the console output above"
+		log "error: the VM ended without printing $MARKER (qemu status $qrc, $ACCEL): kernel panic, crash of /init or qemu failure; see the console output above"
 		return 125
 	fi
-	if grep -q '^rdmapool-vm: setup failed' <(tr -d '\r' <"$WORK/console.log"); then
+	if console_text | grep -q '^rdmapool-vm: setup failed'; then
 		log "error: VM setup failed (see 'setup failed' above); the command did not run"
 	else
-		log "command exited with status $code; VM run took $took s"
+		log "command exited with status $code; VM run took $took s ($ACCEL)"
 	fi
 	return "$code"
 }
@@ -295,9 +368,10 @@ report() {
 main() {
 	parse_args "$@"
 	"$VM_DIR/deps.sh"
-	local kroot kver t0 qrc
+	local kroot kver kernel t0 qrc
 	kroot=$("$VM_DIR/fetch.sh")
 	kver=$(cat "$kroot/kernel-version")
+	kernel=$(pick_kernel "$kroot" "$kver")
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmapool-vm.XXXXXX")
 	ROOT=$WORK/tree
 	if [ "$KEEP" = 1 ]; then
@@ -305,11 +379,29 @@ main() {
 	else
 		trap 'rm -rf "$WORK"' EXIT
 	fi
+	check_accel_mode
+	# Built before the accelerator is chosen: the KVM probe boots it. The
+	# guest hears its accelerator from the kernel command line.
 	build_initrd "$kroot" "$kver"
-	log "booting kernel $kver (timeout $TIMEOUT s, $MEM MB, $SMP cores)"
 	t0=$(now_ms)
+	choose_accel "$kernel"
+	log "accelerator: $ACCEL ($ACCEL_WHY)"
+	log "booting kernel $kver (timeout $TIMEOUT s, $MEM MB, $SMP cores, $ACCEL)"
+	: >"$WORK/console.log"
 	qrc=0
-	run_qemu "$(pick_kernel "$kroot" "$kver")" || qrc=$?
+	run_qemu "$kernel" || qrc=$?
+	if [ -f "$WORK/kvm-failed" ]; then
+		local err
+		err=$(cat "$WORK/kvm-failed")
+		forget_kvm "$kernel" "$err"
+		[ "$ACCEL_MODE" = auto ] || die "RDMAPOOL_VM_ACCEL=kvm, but KVM stopped during the boot: $err"
+		ACCEL=tcg ACCEL_WHY="KVM stopped during the boot: $err"
+		log "KVM stopped during the boot ($err); booting again under TCG"
+		cat "$WORK/console.log" "$WORK/qemu.err" >"$WORK/kvm-boot.log"
+		: >"$WORK/console.log"
+		qrc=0
+		run_qemu "$kernel" || qrc=$?
+	fi
 	report "$qrc" "$(elapsed "$t0")"
 }
 
