@@ -5,6 +5,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../scripts/apt.sh source-path=SCRIPTDIR
+. "$VM_DIR/../scripts/apt.sh"
 
 # Host packages: qemu and the kernel tooling, plus the userspace copied into the VM.
 PACKAGES=(
@@ -12,6 +14,7 @@ PACKAGES=(
 	dash            # the VM's /bin/sh
 	busybox-static  # the VM's basic commands
 	cpio gzip       # initramfs
+	xz-utils        # vmlinux out of vmlinuz (fetch.sh)
 	kmod            # depmod/modprobe to resolve kernel module dependencies
 	iproute2        # ip (veth pairs) and rdma (rxe links)
 	rdma-core ibverbs-providers libibverbs1 librdmacm1 # libraries + rxe provider
@@ -34,9 +37,8 @@ main() {
 		die "missing packages: ${missing[*]}; install them with: sudo apt-get install ${missing[*]}"
 	fi
 	log "installing missing packages: ${missing[*]}"
-	apt-get update -qq || die "apt-get update failed; check the Debian mirror configuration"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
+	apt_get update -qq || die "apt-get update failed; check the Debian mirror configuration"
+	apt_get install -y -qq --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
 }
 
 main "$@"

@@ -8,6 +8,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../scripts/apt.sh source-path=SCRIPTDIR
+. "$VM_DIR/../scripts/apt.sh"
 
 # kernel_pkg_from_apt prints the versioned package linux-image-amd64 depends on.
 kernel_pkg_from_apt() {
@@ -30,7 +32,7 @@ resolve_pkg() {
 	pkg=$(kernel_pkg_from_apt)
 	if [ -z "$pkg" ] && is_root; then
 		log "apt-cache does not know linux-image-amd64; running apt-get update"
-		apt-get update -qq >&2 || log "apt-get update failed"
+		apt_get update -qq || log "apt-get update failed"
 		pkg=$(kernel_pkg_from_apt)
 	fi
 	if [ -z "$pkg" ]; then
