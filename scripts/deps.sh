@@ -29,6 +29,7 @@ test_pkgs=(
 	qemu-system-x86 busybox-static cpio kmod iproute2 rdmacm-utils ibverbs-utils perftest
 	xz-utils # unpacks the VM kernel's vmlinux from vmlinuz (vm/fetch.sh)
 	git      # scripts/test.sh lists the tracked Go files for gofmt
+	debootstrap # scripts/minroot-test.sh
 	make     # the Makefile's other targets (make bench-rxe, make test-rxe, ...)
 )
 

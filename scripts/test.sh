@@ -6,9 +6,11 @@
 #   3. the unit tests with CGO_ENABLED=0, then again under the race detector
 #      (which needs CGO_ENABLED=1)
 #   4. the C call path's tests for linux/arm64, under qemu-user
-#   5. the VM harness's own tests (vm/harness-test.sh: a broken KVM falls
+#   5. the README commands' dependency step in a fresh minimal Debian root
+#      (scripts/minroot-test.sh; needs root)
+#   6. the VM harness's own tests (vm/harness-test.sh: a broken KVM falls
 #      back to TCG, timeouts say what hung)
-#   6. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
+#   7. the tests on a real kernel RDMA stack: soft-RoCE in a qemu VM (vm/test.sh)
 # Tests that need something missing skip when run by hand and fail in CI
 # (CI=true) or with RDMAPOOL_STRICT=1.
 set -euo pipefail
@@ -54,6 +56,16 @@ GOARCH=arm64 go test -c -o "$tmp/ffi-arm64.test" ./internal/ffi
 (cd internal/ffi && CC=aarch64-linux-gnu-gcc \
 	RDMAPOOL_TEST_EXEC_WRAPPER="qemu-aarch64-static -L /usr/aarch64-linux-gnu" \
 	qemu-aarch64-static -L /usr/aarch64-linux-gnu "$tmp/ffi-arm64.test" -test.count=1 -test.v)
+
+step "a minimal Debian root is enough (scripts/minroot-test.sh)"
+if [ "$(id -u)" -eq 0 ]; then
+	scripts/minroot-test.sh
+elif [ "${CI:-}" = true ] || [ "${RDMAPOOL_STRICT:-}" = 1 ]; then
+	echo "scripts/minroot-test.sh needs root (debootstrap, chroot), and CI runs every test" >&2
+	exit 1
+else
+	echo "skipped: scripts/minroot-test.sh needs root (debootstrap, chroot); run it as root"
+fi
 
 step "VM harness tests"
 vm/harness-test.sh
