@@ -31,20 +31,25 @@ apt_get() {
 	while :; do
 		left=$((wait - (SECONDS - start)))
 		[ "$left" -gt 0 ] || left=1
-		rc=0
+		rm -f "$out.rc"
 		# Through env: sudo's env_reset would drop an exported DEBIAN_FRONTEND.
-		"${APT_SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-			apt-get -o DPkg::Lock::Timeout="$left" "$@" </dev/null > >(tee "$out" >>"$dest") 2>&1 || rc=$?
-		wait $! 2>/dev/null || true # tee has written all of $out
+		# The status goes through a file: the pipeline's own is tee's, or
+		# apt-get's only under the caller's pipefail.
+		{
+			"${APT_SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+				apt-get -o DPkg::Lock::Timeout="$left" "$@" </dev/null 2>&1 || echo "$?" >"$out.rc"
+		} | tee "$out" >>"$dest"
+		rc=0
+		if [ -f "$out.rc" ]; then rc=$(cat "$out.rc"); fi
 		if [ "$rc" -eq 0 ] || ! grep -qE 'Could not get lock|Unable to lock|Unable to acquire the dpkg frontend lock' "$out"; then
 			[ "$rc" -eq 0 ] || [ "$dest" = /dev/stderr ] || tail -n 5 "$out" >&2
-			rm -f "$out"
+			rm -f "$out" "$out.rc"
 			return "$rc"
 		fi
 		holder=$(grep -oE 'held by process [0-9]+( \([^)]*\))?' "$out" | head -n 1) || true
 		if [ $((SECONDS - start)) -ge "$wait" ]; then
 			echo "deps: apt's lock is still taken after $wait s (${holder:-by another apt-get or dpkg}); let that finish and run again, or raise RDMAPOOL_APT_LOCK_WAIT" >&2
-			rm -f "$out"
+			rm -f "$out" "$out.rc"
 			return 1
 		fi
 		if [ "$said" = 0 ]; then
