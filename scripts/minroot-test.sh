@@ -98,7 +98,7 @@ say "in a fresh minbase root: $inner"
 t0=$SECONDS
 rc=0
 # Only what a new user's shell would have: no variables from this machine.
-chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 ${CI:+CI=$CI} \
+chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 ${CI:+CI=$CI} RDMAPOOL_IN_MINROOT=1 \
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	bash -c "cd /src && $inner" || rc=$?
 if [ "$rc" -eq 0 ]; then
