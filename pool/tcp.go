@@ -193,27 +193,13 @@ func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error)
 	}
 	// gnet's Client.Dial is net.Dial with neither a context nor a timeout,
 	// and Client.DialContext's "context" is only a value to attach. So we
-	// connect with net.Dialer, which ctx cancels in the kernel's connect
-	// itself (no goroutine or socket outlives it), and give the socket to
-	// gnet with Client.EnrollContext: it duplicates the descriptor,
-	// registers the duplicate with an event loop, closes ours, and returns
-	// once OnOpen has run.
-	var d net.Dialer
-	if nd != nil {
-		d = *nd
-		d.Timeout, d.Deadline = 0, time.Time{}
-	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	// connect with net.Dialer (connectTCP) and give the socket to gnet with
+	// Client.EnrollContext: it duplicates the descriptor, registers the
+	// duplicate with an event loop, closes ours, and returns once OnOpen
+	// has run.
+	nc, err := connectTCP(ctx, nd, addr)
 	if err != nil {
 		releaseTCPEngine()
-		// The net package reports a passed deadline as the context's error
-		// or as the socket's (before the context has noticed), whichever
-		// came first; match both.
-		var oe *net.OpError
-		var ne net.Error
-		if errors.As(err, &oe) && errors.As(err, &ne) && ne.Timeout() && tcpDeadlinePassed(ctx) {
-			oe.Err = tcpDialTimeout{}
-		}
 		return nil, err
 	}
 	tc := &TCPConn{

@@ -1,0 +1,61 @@
+package pool
+
+import (
+	"context"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// netpollConn is a *net.TCPConn as a Conn (engine TCPNetpoll): every
+// method is the net package's, and Healthy peeks at the socket.
+type netpollConn struct {
+	*net.TCPConn
+	raw    syscall.RawConn // kept: SyscallConn allocates
+	peek   func(fd uintptr) bool
+	idle   bool // the last peek found the socket open with nothing to read
+	peekIn [1]byte
+}
+
+var (
+	_ Conn          = (*netpollConn)(nil)
+	_ HealthChecker = (*netpollConn)(nil)
+	_ syscall.Conn  = (*netpollConn)(nil)
+)
+
+func dialNetpoll(ctx context.Context, nd *net.Dialer, addr string) (*netpollConn, error) {
+	tc, err := connectTCP(ctx, nd, addr)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	c := &netpollConn{TCPConn: tc, raw: raw}
+	c.peek = c.peekFD // bound once: Healthy allocates nothing
+	return c, nil
+}
+
+// Transport reports TCP.
+func (*netpollConn) Transport() Transport { return TCP }
+
+// Healthy reports, without blocking, whether the socket is open, its peer
+// has not closed it, and nothing waits to be read (a non-blocking
+// MSG_PEEK). The pool calls it on an idle connection only, so no Read
+// runs at the same time.
+func (c *netpollConn) Healthy() bool {
+	c.idle = false
+	if err := c.raw.Read(c.peek); err != nil {
+		return false
+	}
+	return c.idle
+}
+
+func (c *netpollConn) peekFD(fd uintptr) bool {
+	_, _, err := unix.Recvfrom(int(fd), c.peekIn[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	c.idle = err == unix.EAGAIN || err == unix.EWOULDBLOCK // data (n > 0) or EOF (n == 0) is not
+	return true                                            // one look, never a wait
+}
