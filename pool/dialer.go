@@ -83,11 +83,11 @@ func (d *Dialer) DialValkey(ctx context.Context, addr string, nd *net.Dialer, cf
 	if cfg != nil && p.opts.Policy == RDMAOnly {
 		return nil, &net.OpError{Op: "dial", Net: "rdma", Err: errTLSRDMA}
 	}
-	c, err := p.get(ctx, &dialSpec{nd: nd, tls: cfg})
+	e, err := p.get(ctx, &dialSpec{nd: nd, tls: cfg})
 	if err != nil {
 		return nil, err
 	}
-	return clientConn{c}, nil
+	return e.client(), nil
 }
 
 func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
@@ -95,18 +95,12 @@ func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.Get(ctx)
+	e, err := p.get(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return clientConn{c}, nil
+	return e.client(), nil
 }
-
-// clientConn is a pooled connection handed to a client library: its Close
-// closes it for good.
-type clientConn struct{ *PooledConn }
-
-func (c clientConn) Close() error { return c.Discard() }
 
 // Stats returns the stats of each target's pool.
 func (d *Dialer) Stats() map[string]Stats {
