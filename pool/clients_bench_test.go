@@ -14,24 +14,25 @@ import (
 	"github.com/valkey-io/valkey-go"
 )
 
-// The client benchmarks compare, against one valkey-server in the same
-// process run, a client on its own dialer with the same client through a
-// Dialer on each TCP engine (policy TCP). The sides run interleaved in
-// short blocks: each iteration of the benchmark is a round of one block
-// per side, in an order that alternates from round to round, and each
-// round gives the ratio of each Dialer side to the client's own. The
-// metrics are the medians of those per-round ratios (run with
-// -benchtime=10x or more for 10 rounds):
+// The client benchmarks compare, against one valkey-server, a client on
+// its own dialer with the same client through a Dialer (policy TCP), one
+// sub-benchmark per TCP engine. The two sides run interleaved in short
+// blocks: each iteration of the benchmark is a round of one block per
+// side, in an order that alternates from round to round, and each round
+// gives the ratio of the Dialer's side to the client's own. The metrics
+// are the medians of those per-round ratios (run with -benchtime=10x or
+// more for 10 rounds):
 //
-//   - serial: one GET at a time; <engine>-p50-x and <engine>-p90-x are the
-//     ratios of the latency quantiles (below 1 is faster);
-//   - parallel: 50 goroutines doing GETs; pipeline: 100-command
-//     pipelines; <engine>-tput-x is the ratio of throughputs (above 1 is
-//     faster);
+//   - serial: one GET at a time; p50-x and p90-x are the ratios of the
+//     latency quantiles (below 1 is faster), own-p50-µs and own-p90-µs
+//     the client's own;
+//   - parallel50: 50 goroutines doing GETs; pipeline100: 100-command
+//     pipelines; tput-x is the ratio of throughputs (above 1 is faster),
+//     own-req/s the client's own;
 //
-// and <side>-allocs/req, the median over rounds of each side's heap
-// allocations per request (runtime.MemStats.Mallocs), so that the
-// allocations the Dialer adds are <engine>-allocs/req - own-allocs/req.
+// and own-allocs/req and allocs/req, the medians over rounds of each
+// side's heap allocations per request (runtime.MemStats.Mallocs): the
+// Dialer adds allocs/req - own-allocs/req.
 
 const (
 	benchSerialBlock   = 2000 // GETs per side per round
@@ -69,58 +70,46 @@ func runBlock(s benchSide, n int, lat []time.Duration) benchBlock {
 	return r
 }
 
-// compare runs the sides (the first is the client's own) in interleaved
-// rounds, one per benchmark iteration, and reports the medians of the
-// per-round ratios.
-func compare(b *testing.B, n int, serial bool, sides []benchSide) {
+// compare runs own and the Dialer's side in interleaved rounds, one per
+// benchmark iteration, and reports the medians of the per-round ratios.
+func compare(b *testing.B, n int, serial bool, own, dialer benchSide) {
 	var lat []time.Duration
 	if serial {
 		lat = make([]time.Duration, n)
 	}
+	sides := []benchSide{own, dialer}
 	for _, s := range sides { // warm up: connections open, buffers grown
 		runBlock(s, n/4, lat)
 	}
-	ratios := map[string][]float64{}
-	allocs := map[string][]float64{}
-	order := make([]int, len(sides))
-	res := make([]benchBlock, len(sides))
+	m := map[string][]float64{}
+	add := func(k string, v float64) { m[k] = append(m[k], v) }
+	var res [2]benchBlock
 	round := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		for i := range order {
-			order[i] = i
-		}
-		if round%2 == 1 {
-			slices.Reverse(order)
-		}
-		round++
-		for _, i := range order {
+		for j := range sides {
+			i := j
+			if round%2 == 1 {
+				i = 1 - j
+			}
 			res[i] = runBlock(sides[i], n, lat)
 		}
-		own := res[0]
-		allocs[sides[0].name] = append(allocs[sides[0].name], own.allocs)
-		for i, s := range sides[1:] {
-			r := res[i+1]
-			allocs[s.name] = append(allocs[s.name], r.allocs)
-			if serial {
-				ratios[s.name+"-p50-x"] = append(ratios[s.name+"-p50-x"], float64(r.p50)/float64(own.p50))
-				ratios[s.name+"-p90-x"] = append(ratios[s.name+"-p90-x"], float64(r.p90)/float64(own.p90))
-			} else {
-				ratios[s.name+"-tput-x"] = append(ratios[s.name+"-tput-x"], r.tput/own.tput)
-			}
-		}
+		round++
+		o, d := res[0], res[1]
+		add("own-allocs/req", o.allocs)
+		add("allocs/req", d.allocs)
 		if serial {
-			ratios["own-p50-µs"] = append(ratios["own-p50-µs"], float64(own.p50)/1e3)
-			ratios["own-p90-µs"] = append(ratios["own-p90-µs"], float64(own.p90)/1e3)
+			add("p50-x", float64(d.p50)/float64(o.p50))
+			add("p90-x", float64(d.p90)/float64(o.p90))
+			add("own-p50-µs", float64(o.p50)/1e3)
+			add("own-p90-µs", float64(o.p90)/1e3)
 		} else {
-			ratios["own-req/s"] = append(ratios["own-req/s"], own.tput)
+			add("tput-x", d.tput/o.tput)
+			add("own-req/s", o.tput)
 		}
 	}
-	for k, v := range ratios {
+	for k, v := range m {
 		b.ReportMetric(median(v), k)
-	}
-	for k, v := range allocs {
-		b.ReportMetric(median(v), k+"-allocs/req")
 	}
 }
 
@@ -184,15 +173,13 @@ func BenchmarkClientGoRedis(b *testing.B) {
 			b.Error(err)
 		}
 	}
-	sides := func(f func(rdb *redis.Client) func(int, []time.Duration)) []benchSide {
-		var s []benchSide
-		for _, c := range clients {
-			s = append(s, benchSide{c.name, f(c.rdb)})
-		}
-		return s
-	}
-	b.Run("serial", func(b *testing.B) {
-		compare(b, benchSerialBlock, true, sides(func(rdb *redis.Client) func(int, []time.Duration) {
+	workloads := []struct {
+		name   string
+		n      int
+		serial bool
+		run    func(rdb *redis.Client) func(int, []time.Duration)
+	}{
+		{"serial", benchSerialBlock, true, func(rdb *redis.Client) func(int, []time.Duration) {
 			return func(n int, lat []time.Duration) {
 				for i := range n {
 					t := time.Now()
@@ -200,15 +187,11 @@ func BenchmarkClientGoRedis(b *testing.B) {
 					lat[i] = time.Since(t)
 				}
 			}
-		}))
-	})
-	b.Run("parallel50", func(b *testing.B) {
-		compare(b, benchParallelBlock, false, sides(func(rdb *redis.Client) func(int, []time.Duration) {
+		}},
+		{"parallel50", benchParallelBlock, false, func(rdb *redis.Client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) { parallel(n, func() { get(rdb) }) }
-		}))
-	})
-	b.Run("pipeline100", func(b *testing.B) {
-		compare(b, benchPipelineBlock*benchPipeline, false, sides(func(rdb *redis.Client) func(int, []time.Duration) {
+		}},
+		{"pipeline100", benchPipelineBlock * benchPipeline, false, func(rdb *redis.Client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) {
 				for range n / benchPipeline {
 					_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -222,8 +205,15 @@ func BenchmarkClientGoRedis(b *testing.B) {
 					}
 				}
 			}
-		}))
-	})
+		}},
+	}
+	for _, w := range workloads {
+		for _, c := range clients[1:] {
+			b.Run(w.name+"/engine="+c.name, func(b *testing.B) {
+				compare(b, w.n, w.serial, benchSide{"own", w.run(clients[0].rdb)}, benchSide{c.name, w.run(c.rdb)})
+			})
+		}
+	}
 }
 
 // BenchmarkClientValkeyGo: valkey-go on its own dialer, then through a
@@ -258,20 +248,18 @@ func BenchmarkClientValkeyGo(b *testing.B) {
 	if err := clients[0].vk.Do(ctx, clients[0].vk.B().Set().Key("k").Value("0123456789abcdef").Build()).Error(); err != nil {
 		b.Fatal(err)
 	}
-	sides := func(f func(c client) func(int, []time.Duration)) []benchSide {
-		var s []benchSide
-		for _, c := range clients {
-			s = append(s, benchSide{c.name, f(c)})
-		}
-		return s
-	}
 	get := func(c client) {
 		if err := c.vk.Do(ctx, c.get).Error(); err != nil {
 			b.Error(err)
 		}
 	}
-	b.Run("serial", func(b *testing.B) {
-		compare(b, benchSerialBlock, true, sides(func(c client) func(int, []time.Duration) {
+	workloads := []struct {
+		name   string
+		n      int
+		serial bool
+		run    func(c client) func(int, []time.Duration)
+	}{
+		{"serial", benchSerialBlock, true, func(c client) func(int, []time.Duration) {
 			return func(n int, lat []time.Duration) {
 				for i := range n {
 					t := time.Now()
@@ -279,15 +267,11 @@ func BenchmarkClientValkeyGo(b *testing.B) {
 					lat[i] = time.Since(t)
 				}
 			}
-		}))
-	})
-	b.Run("parallel50", func(b *testing.B) {
-		compare(b, benchParallelBlock, false, sides(func(c client) func(int, []time.Duration) {
+		}},
+		{"parallel50", benchParallelBlock, false, func(c client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) { parallel(n, func() { get(c) }) }
-		}))
-	})
-	b.Run("pipeline100", func(b *testing.B) {
-		compare(b, benchPipelineBlock*benchPipeline, false, sides(func(c client) func(int, []time.Duration) {
+		}},
+		{"pipeline100", benchPipelineBlock * benchPipeline, false, func(c client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) {
 				for range n / benchPipeline {
 					for _, r := range c.vk.DoMulti(ctx, c.gets...) {
@@ -297,6 +281,13 @@ func BenchmarkClientValkeyGo(b *testing.B) {
 					}
 				}
 			}
-		}))
-	})
+		}},
+	}
+	for _, w := range workloads {
+		for _, c := range clients[1:] {
+			b.Run(w.name+"/engine="+c.name, func(b *testing.B) {
+				compare(b, w.n, w.serial, benchSide{"own", w.run(clients[0])}, benchSide{c.name, w.run(c)})
+			})
+		}
+	}
 }

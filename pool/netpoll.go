@@ -42,6 +42,11 @@ func dialNetpoll(ctx context.Context, nd *net.Dialer, addr string) (*netpollConn
 // Transport reports TCP.
 func (*netpollConn) Transport() Transport { return TCP }
 
+// SyscallConn returns the socket's syscall.RawConn, one for the
+// connection's life (net.TCPConn's allocates one per call, and go-redis
+// asks for one each time it takes a connection from its pool).
+func (c *netpollConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
+
 // Healthy reports, without blocking, whether the socket is open, its peer
 // has not closed it, and nothing waits to be read (a non-blocking
 // MSG_PEEK). The pool calls it on an idle connection only, so no Read
