@@ -377,29 +377,36 @@ type clientConn struct {
 
 // Close closes the connection and frees its place in the pool; later
 // Closes return the Conn's error, which matches net.ErrClosed.
-func (c *clientConn) Close() error {
-	if c.done.Swap(true) {
-		return c.Conn.Close()
+func (c *clientConn) Close() error { return closeClient(&c.done, c.e, c.Conn) }
+
+// clientNetpoll is a clientConn of engine TCPNetpoll, with the
+// *net.TCPConn embedded rather than behind an interface: a client's Read
+// or Write costs the one dynamic call it costs on its own connection. Its
+// SyscallConn lets a client look at the socket as at its own (go-redis
+// peeks at a connection it takes from its pool).
+type clientNetpoll struct {
+	*netpollConn
+	e    *poolEntry
+	done atomic.Bool
+}
+
+// Close is clientConn's.
+func (c *clientNetpoll) Close() error { return closeClient(&c.done, c.e, c.netpollConn) }
+
+func closeClient(done *atomic.Bool, e *poolEntry, c Conn) error {
+	if done.Swap(true) {
+		return c.Close()
 	}
-	c.e.pool.discard(c.e)
+	e.pool.discard(e)
 	return nil
 }
 
-// clientSysConn is a clientConn whose Conn has a descriptor (TCPNetpoll):
-// a client that looks at it (go-redis peeks at a connection it takes from
-// its pool) does so as at a connection of its own.
-type clientSysConn struct{ *clientConn }
-
-// SyscallConn is the Conn's.
-func (c clientSysConn) SyscallConn() (syscall.RawConn, error) {
-	return c.Conn.(syscall.Conn).SyscallConn()
-}
+var _ syscall.Conn = (*clientNetpoll)(nil)
 
 // client hands e to a client library.
 func (e *poolEntry) client() net.Conn {
-	c := &clientConn{Conn: e.conn, e: e}
-	if _, ok := e.conn.(syscall.Conn); ok {
-		return clientSysConn{c}
+	if nc, ok := e.conn.(*netpollConn); ok {
+		return &clientNetpoll{netpollConn: nc, e: e}
 	}
-	return c
+	return &clientConn{Conn: e.conn, e: e}
 }
