@@ -132,6 +132,18 @@ func benchDialers(b *testing.B) map[TCPEngine]*Dialer {
 	return m
 }
 
+// serial runs f n times, one after the other, and records each latency.
+func serial(f func()) func(int, []time.Duration) {
+	return func(n int, lat []time.Duration) {
+		for i := range n {
+			t := time.Now()
+			f()
+			lat[i] = time.Since(t)
+		}
+	}
+}
+
+// parallel runs f n times over benchParallel goroutines.
 func parallel(n int, f func()) {
 	var wg sync.WaitGroup
 	for g := range benchParallel {
@@ -182,13 +194,7 @@ func BenchmarkClientGoRedis(b *testing.B) {
 		run    func(rdb *redis.Client) func(int, []time.Duration)
 	}{
 		{"serial", benchSerialBlock, true, func(rdb *redis.Client) func(int, []time.Duration) {
-			return func(n int, lat []time.Duration) {
-				for i := range n {
-					t := time.Now()
-					get(rdb)
-					lat[i] = time.Since(t)
-				}
-			}
+			return serial(func() { get(rdb) })
 		}},
 		{"parallel50", benchParallelBlock, false, func(rdb *redis.Client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) { parallel(n, func() { get(rdb) }) }
@@ -262,13 +268,7 @@ func BenchmarkClientValkeyGo(b *testing.B) {
 		run    func(c client) func(int, []time.Duration)
 	}{
 		{"serial", benchSerialBlock, true, func(c client) func(int, []time.Duration) {
-			return func(n int, lat []time.Duration) {
-				for i := range n {
-					t := time.Now()
-					get(c)
-					lat[i] = time.Since(t)
-				}
-			}
+			return serial(func() { get(c) })
 		}},
 		{"parallel50", benchParallelBlock, false, func(c client) func(int, []time.Duration) {
 			return func(n int, _ []time.Duration) { parallel(n, func() { get(c) }) }

@@ -44,16 +44,7 @@ func newMemPool(t *testing.T, o pool.Options, serve func(net.Conn)) (*pool.Pool,
 	return p, n
 }
 
-func memPing(t *testing.T, c net.Conn) {
-	t.Helper()
-	if _, err := c.Write([]byte("ping")); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
-		t.Fatalf("echo: %q, %v", b, err)
-	}
-}
+var memPing = pool.Ping // the echo check of the package's own tests
 
 // TestSeamFallbackReasons: each way RDMA can be unavailable makes Auto
 // connect over TCP and report it with its reason; any other RDMA error is
