@@ -584,3 +584,19 @@ func TestPoolIdleSlotsCleared(t *testing.T) {
 	}
 	tailClear("after evictIdle")
 }
+
+// TestPoolTCPEngineOption: New rejects an unknown engine; the names parse.
+func TestPoolTCPEngineOption(t *testing.T) {
+	if p, err := New(Options{Addr: "127.0.0.1:1", TCPEngine: TCPEngine(7)}); err == nil {
+		p.Close()
+		t.Fatal("New accepted TCPEngine(7)")
+	}
+	for _, e := range []TCPEngine{TCPNetpoll, TCPGnet} {
+		if got, err := ParseTCPEngine(e.String()); err != nil || got != e {
+			t.Errorf("ParseTCPEngine(%q) = %v, %v", e.String(), got, err)
+		}
+	}
+	if _, err := ParseTCPEngine("epoll"); err == nil {
+		t.Error(`ParseTCPEngine("epoll") succeeded`)
+	}
+}
