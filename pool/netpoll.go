@@ -12,10 +12,10 @@ import (
 // method is the net package's, and Healthy peeks at the socket.
 type netpollConn struct {
 	*net.TCPConn
-	raw    syscall.RawConn // kept: SyscallConn allocates
-	peek   func(fd uintptr) bool
-	idle   bool // the last peek found the socket open with nothing to read
-	peekIn [1]byte
+	raw  syscall.RawConn // kept: SyscallConn allocates
+	peek func(fd uintptr) bool
+	idle bool // the last peek found the socket open with nothing to read
+	pfd  [1]unix.PollFd
 }
 
 var (
@@ -48,9 +48,10 @@ func (*netpollConn) Transport() Transport { return TCP }
 func (c *netpollConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
 
 // Healthy reports, without blocking, whether the socket is open, its peer
-// has not closed it, and nothing waits to be read (a non-blocking
-// MSG_PEEK). The pool calls it on an idle connection only, so no Read
-// runs at the same time.
+// has not closed it, and nothing waits to be read: poll(2) with no wait
+// finds it neither readable nor hung up (a MSG_PEEK would answer the same,
+// but unix.Recvfrom allocates). The pool calls it on an idle connection
+// only, so no Read runs at the same time.
 func (c *netpollConn) Healthy() bool {
 	c.idle = false
 	if err := c.raw.Read(c.peek); err != nil {
@@ -60,7 +61,8 @@ func (c *netpollConn) Healthy() bool {
 }
 
 func (c *netpollConn) peekFD(fd uintptr) bool {
-	_, _, err := unix.Recvfrom(int(fd), c.peekIn[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-	c.idle = err == unix.EAGAIN || err == unix.EWOULDBLOCK // data (n > 0) or EOF (n == 0) is not
-	return true                                            // one look, never a wait
+	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}
+	n, err := unix.Poll(c.pfd[:], 0)
+	c.idle = err == nil && n == 0 // else data, EOF, a hang-up or an error
+	return true                   // one look, never a wait
 }
