@@ -3,6 +3,7 @@ package pooltest
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 
 	"golang.org/x/net/nettest"
@@ -18,9 +19,9 @@ func TestConn(t *testing.T) {
 		t.Run(string(tr), func(t *testing.T) {
 			peers := make(chan net.Conn, 1)
 			n := New(func(c net.Conn) {
-				done := make(chan struct{})
-				peers <- closeSignal{c, done}
-				<-done
+				cs := &closeSignal{Conn: c, done: make(chan struct{})}
+				peers <- cs
+				<-cs.done
 			})
 			defer n.Close()
 			nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
@@ -45,13 +46,10 @@ func TestConn(t *testing.T) {
 type closeSignal struct {
 	net.Conn
 	done chan struct{}
+	once sync.Once
 }
 
-func (c closeSignal) Close() error {
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+func (c *closeSignal) Close() error {
+	c.once.Do(func() { close(c.done) })
 	return c.Conn.Close()
 }
