@@ -381,3 +381,69 @@ func (c *closeNotify) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return c.Conn.Close()
 }
+
+// TestDropInNoStaleReply: go-redis and valkey-go through a Dialer, with
+// timeouts short enough that requests are abandoned mid-flight, never read
+// another request's reply: a connection the client gives up on is closed,
+// not handed to anyone.
+func TestDropInNoStaleReply(t *testing.T) {
+	addr := testutil.ValkeyServer(t)
+	ctx := context.Background()
+	const keys = 50
+	seed := redis.NewClient(&redis.Options{Addr: addr})
+	for i := range keys {
+		if err := seed.Set(ctx, fmt.Sprint("stale", i), fmt.Sprint("stale", i), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed.Close()
+	run := func(t *testing.T, get func(ctx context.Context, k string) (string, error)) {
+		var wrong, failed, ok atomic.Int32
+		var wg sync.WaitGroup
+		for g := range 20 {
+			wg.Go(func() {
+				for i := range 200 {
+					k := fmt.Sprint("stale", (g*200+i)%keys)
+					tctx, cancel := context.WithTimeout(ctx, time.Duration(10<<(i%9))*time.Microsecond) // 10 µs to 2.6 ms
+					v, err := get(tctx, k)
+					cancel()
+					switch {
+					case err != nil:
+						failed.Add(1)
+					case v != k:
+						wrong.Add(1)
+					default:
+						ok.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		t.Logf("%d answered, %d timed out or failed, %d wrong", ok.Load(), failed.Load(), wrong.Load())
+		if wrong.Load() != 0 {
+			t.Errorf("%d replies were another request's", wrong.Load())
+		}
+		if failed.Load() == 0 {
+			t.Log("no request timed out: the test did not abandon any")
+		}
+	}
+	t.Run("go-redis", func(t *testing.T) {
+		var d pool.Dialer
+		defer d.Close()
+		rdb := redis.NewClient(&redis.Options{Addr: addr, Dialer: d.DialContext, PoolSize: 20, MaxRetries: -1, ContextTimeoutEnabled: true})
+		defer rdb.Close()
+		run(t, func(ctx context.Context, k string) (string, error) { return rdb.Get(ctx, k).Result() })
+	})
+	t.Run("valkey-go", func(t *testing.T) {
+		var d pool.Dialer
+		defer d.Close()
+		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey, DisableCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vk.Close()
+		run(t, func(ctx context.Context, k string) (string, error) {
+			return vk.Do(ctx, vk.B().Get().Key(k).Build()).ToString()
+		})
+	})
+}
