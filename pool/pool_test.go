@@ -489,49 +489,6 @@ func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	}
 }
 
-// TestAutoFallbackEveryConn: every connection Auto makes over TCP is
-// reported, those that did not try RDMA again (within RDMARetryInterval)
-// included.
-func TestAutoFallbackEveryConn(t *testing.T) {
-	if rdmatest.Available() {
-		t.Skip("this machine has RDMA; the fallback from missing RDMA is tested on the host")
-	}
-	s := newEchoServer(t)
-	var hooked []*FallbackError
-	var mu sync.Mutex
-	p := newPool(t, Options{Addr: s.addr(), OnFallback: func(fe *FallbackError) {
-		mu.Lock()
-		hooked = append(hooked, fe)
-		mu.Unlock()
-	}})
-	const n = 3
-	for range n {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close() // hold them: each Get dials
-		if c.Transport() != TCP {
-			t.Fatalf("transport %s, want tcp", c.Transport())
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(hooked) != n {
-		t.Fatalf("OnFallback called %d times for %d TCP connections", len(hooked), n)
-	}
-	for i, fe := range hooked {
-		if fe.Skipped != (i > 0) || fe.Reason != hooked[0].Reason || fe.Err != hooked[0].Err {
-			t.Errorf("fallback %d: %+v, want the first's reason and error, skipped %v", i, fe, i > 0)
-		}
-	}
-	t.Logf("a later fallback: %v", hooked[n-1])
-	st := p.Stats()
-	if st.Fallbacks[hooked[0].Reason] != n || st.LastFallback != hooked[n-1] || st.Dials[TCP] != n {
-		t.Errorf("stats %+v, want %d fallbacks and TCP dials", st, n)
-	}
-}
-
 // TestPoolNewBadPolicy: New rejects a Policy that is none of the three.
 func TestPoolNewBadPolicy(t *testing.T) {
 	if p, err := New(Options{Addr: "127.0.0.1:1", Policy: Policy(7)}); err == nil {

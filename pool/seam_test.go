@@ -135,6 +135,45 @@ func TestSeamRetryInterval(t *testing.T) {
 	}
 }
 
+// TestSeamFallbackEveryConn: every connection Auto makes over TCP is
+// reported, those that did not try RDMA again (within RDMARetryInterval)
+// included, each with the first one's reason and error.
+func TestSeamFallbackEveryConn(t *testing.T) {
+	var hooked []*pool.FallbackError
+	var mu sync.Mutex
+	p, n := newMemPool(t, pool.Options{OnFallback: func(fe *pool.FallbackError) {
+		mu.Lock()
+		hooked = append(hooked, fe)
+		mu.Unlock()
+	}}, pooltest.Echo)
+	n.OnDial(pool.RDMA, pooltest.NoLibraries)
+	const conns = 3
+	for range conns {
+		c, err := p.Get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close() // hold them: each Get dials
+		if c.Transport() != pool.TCP {
+			t.Fatalf("transport %s, want tcp", c.Transport())
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hooked) != conns {
+		t.Fatalf("OnFallback called %d times for %d TCP connections", len(hooked), conns)
+	}
+	for i, fe := range hooked {
+		if fe.Skipped != (i > 0) || fe.Reason != pool.ReasonLibraries || fe.Err != hooked[0].Err {
+			t.Errorf("fallback %d: %+v, want the first's reason and error, skipped %v", i, fe, i > 0)
+		}
+	}
+	st := p.Stats()
+	if st.Fallbacks[pool.ReasonLibraries] != conns || st.LastFallback != hooked[conns-1] || st.Dials[pool.TCP] != conns || n.Dials(pool.RDMA) != 1 {
+		t.Errorf("stats %+v, %d RDMA dials; want %d fallbacks and TCP dials, one RDMA dial", st, n.Dials(pool.RDMA), conns)
+	}
+}
+
 // TestSeamServerDown: with the server down, a Get fails at once with the
 // TCP error (connection refused) and the RDMA reason both; with it back,
 // the next Get connects at once, whatever failed before.
