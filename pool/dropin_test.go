@@ -64,11 +64,7 @@ func TestDropInNoCap(t *testing.T) {
 	t.Run("valkey-go", func(t *testing.T) {
 		var d pool.Dialer
 		defer d.Close()
-		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey, DisableCache: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer vk.Close()
+		vk := newValkey(t, addr, &d)
 		const n = 20
 		errc := make(chan error, n)
 		for i := range n {
@@ -89,6 +85,18 @@ func TestDropInNoCap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// newValkey returns a valkey-go client of addr through d, closed when the
+// test ends.
+func newValkey(t *testing.T, addr string, d *pool.Dialer) valkey.Client {
+	t.Helper()
+	vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vk.Close)
+	return vk
 }
 
 // waitBlocked waits until valkey-server has n clients blocked.
@@ -119,11 +127,7 @@ func TestDropInLimitFails(t *testing.T) {
 	t.Run("valkey-go", func(t *testing.T) {
 		d := &pool.Dialer{Options: pool.Options{MaxOpen: 3, WaitTimeout: 200 * time.Millisecond}}
 		defer d.Close()
-		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey, DisableCache: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer vk.Close()
+		vk := newValkey(t, addr, d)
 		errc := make(chan error, 4)
 		for i := range 4 { // the client's own connection and 2 dedicated ones fill MaxOpen 3
 			go func() {
@@ -231,16 +235,9 @@ func TestDropInServerDown(t *testing.T) {
 func memServer(t *testing.T) (*pool.Dialer, *pooltest.Network, *[]pool.FallbackReason) {
 	t.Helper()
 	srv := respserver.New(nil)
-	l := &chanListener{ch: make(chan net.Conn), done: make(chan struct{})}
+	l := pooltest.NewListener()
 	go srv.Serve(l)
-	n := pooltest.New(func(c net.Conn) {
-		cc := &closeNotify{Conn: c, closed: make(chan struct{})}
-		select {
-		case l.ch <- cc:
-			<-cc.closed
-		case <-l.done:
-		}
-	})
+	n := pooltest.New(l.Serve)
 	n.OnDial(pool.RDMA, pooltest.NoDevice)
 	var mu sync.Mutex
 	var reasons []pool.FallbackReason
@@ -324,11 +321,7 @@ func TestDropInMemRDMA(t *testing.T) {
 			if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{memAddr}, DialCtxFn: d.DialValkey, DisableCache: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer vk.Close()
+			vk := newValkey(t, memAddr, d)
 			if v, err := vk.Do(ctx, vk.B().Get().Key("k").Build()).ToString(); err != nil || v != "v" {
 				t.Fatalf("GET: %q, %v", v, err)
 			}
@@ -345,41 +338,6 @@ func TestDropInMemRDMA(t *testing.T) {
 			}
 		})
 	}
-}
-
-// chanListener is a net.Listener fed by a pooltest Network's serve.
-type chanListener struct {
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func (l *chanListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *chanListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 6379} }
-
-// closeNotify tells serve when the server has closed its end.
-type closeNotify struct {
-	net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (c *closeNotify) Close() error {
-	c.once.Do(func() { close(c.closed) })
-	return c.Conn.Close()
 }
 
 // TestDropInNoStaleReply: go-redis and valkey-go through a Dialer, with
@@ -437,11 +395,7 @@ func TestDropInNoStaleReply(t *testing.T) {
 	t.Run("valkey-go", func(t *testing.T) {
 		var d pool.Dialer
 		defer d.Close()
-		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey, DisableCache: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer vk.Close()
+		vk := newValkey(t, addr, &d)
 		run(t, func(ctx context.Context, k string) (string, error) {
 			return vk.Do(ctx, vk.B().Get().Key(k).Build()).ToString()
 		})

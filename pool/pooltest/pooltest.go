@@ -175,6 +175,63 @@ func Fail(err error) DialFunc { return func(context.Context, string) error { ret
 // Echo serves a connection by writing back what it reads.
 func Echo(c net.Conn) { io.Copy(c, c) }
 
+// Listener hands a Network's connections to a server that takes a
+// net.Listener: give its Serve to New, and the server's Accept returns the
+// server end of each connection dialled.
+type Listener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+// NewListener returns a Listener; close it to end the server's Accept.
+func NewListener() *Listener {
+	return &Listener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// Serve hands c to Accept and returns once the server has closed it, or at
+// once if the Listener is closed.
+func (l *Listener) Serve(c net.Conn) {
+	sc := &serverConn{Conn: c, closed: make(chan struct{})}
+	select {
+	case l.conns <- sc:
+		<-sc.closed
+	case <-l.done:
+	}
+}
+
+// Accept returns the next connection dialled, or an error matching
+// net.ErrClosed once the Listener is closed.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, &net.OpError{Op: "accept", Net: "pipe", Err: net.ErrClosed}
+	}
+}
+
+// Close ends Accept; the connections accepted stay open.
+func (l *Listener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+// Addr is a placeholder: the connections are in memory.
+func (l *Listener) Addr() net.Addr { return stringAddr("pooltest") }
+
+// serverConn tells Serve when the server has closed it.
+type serverConn struct {
+	net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *serverConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
 // end is the server end of a pipe. It counts the Writes under way: with a
 // synchronous pipe, a Write that has not returned is data its client has
 // not read, which the client's Healthy reports.

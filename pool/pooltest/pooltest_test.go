@@ -3,7 +3,6 @@ package pooltest
 import (
 	"context"
 	"net"
-	"sync"
 	"testing"
 
 	"golang.org/x/net/nettest"
@@ -17,12 +16,9 @@ import (
 func TestConn(t *testing.T) {
 	for _, tr := range []pool.Transport{pool.TCP, pool.RDMA} {
 		t.Run(string(tr), func(t *testing.T) {
-			peers := make(chan net.Conn, 1)
-			n := New(func(c net.Conn) {
-				cs := &closeSignal{Conn: c, done: make(chan struct{})}
-				peers <- cs
-				<-cs.done
-			})
+			l := NewListener()
+			defer l.Close()
+			n := New(l.Serve)
 			defer n.Close()
 			nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
 				ctx := context.Background()
@@ -35,21 +31,13 @@ func TestConn(t *testing.T) {
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				peer := <-peers
+				peer, err := l.Accept()
+				if err != nil {
+					c.Close()
+					return nil, nil, nil, err
+				}
 				return c, peer, func() { c.Close(); peer.Close() }, nil
 			})
 		})
 	}
-}
-
-// closeSignal lets serve return once the test has closed the server's end.
-type closeSignal struct {
-	net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func (c *closeSignal) Close() error {
-	c.once.Do(func() { close(c.done) })
-	return c.Conn.Close()
 }
