@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,8 +13,10 @@ import (
 // each other. A command that names several keys (MSET, DEL a b c) locks one
 // shard at a time: it is atomic per key, not across keys.
 //
-// Expiry is lazy: an entry whose time has passed is treated as missing by
-// every read and removed by the next write to its key.
+// An entry whose time has passed is treated as missing by every read and
+// removed by the next write to its key, or by the active expiry cycle
+// (expire.go), which samples each shard's keys with an expiry, as valkey's
+// does.
 
 const numShards = 64
 
@@ -54,7 +57,10 @@ func (k kind) typeName() string {
 // write it to its connection after releasing the lock. Collections (obj)
 // change in place and are only read under the lock.
 type entry struct {
-	kind     kind
+	kind kind
+	// vidx is 1 + the entry's index in its shard's volatile keys; 0 while
+	// it has no expiry. Set only through setExpire and unlink.
+	vidx     int32
 	expireAt int64  // Unix time in milliseconds; 0: no expiry
 	str      []byte // kindString
 	obj      any    // *list, hashValue, setValue, *zset, *stream
@@ -70,12 +76,31 @@ type (
 type shard struct {
 	mu sync.RWMutex
 	m  map[string]*entry
-	_  [32]byte // pad to 64 bytes: shards on separate cache lines
+	// volatile holds the keys of m with an expiry, for the expiry cycle to
+	// sample; vcursor is where its next sample starts. peak is the most
+	// keys m has held since it was made (a Go map does not shrink).
+	volatile []volatileKey
+	vcursor  int
+	peak     int
+	// freed counts the bytes of string values dropped (deleted, expired,
+	// replaced) since the background goroutine last collected it.
+	freed int64
+	_     [48]byte // pad to 128 bytes: shards on separate cache lines
+}
+
+type volatileKey struct {
+	key string
+	e   *entry
 }
 
 type keyspace struct {
 	seed   maphash.Seed
 	shards [numShards]shard
+	// flushed is set by FLUSHALL, which drops everything at once.
+	flushed atomic.Bool
+	// nextShard is where the expiry cycle resumes; used by its goroutine
+	// alone.
+	nextShard int
 }
 
 func newKeyspace() *keyspace {
@@ -107,15 +132,23 @@ func (s *shard) get(key []byte) *entry {
 func (s *shard) getForWrite(key []byte) *entry {
 	e := s.m[string(key)]
 	if e != nil && e.expireAt != 0 && e.expired(nowMS()) {
-		delete(s.m, string(key))
+		s.drop(key, e)
 		return nil
 	}
 	return e
 }
 
-// add stores a new entry under key, which holds none. The caller holds s.mu
-// for writing.
-func (s *shard) add(key []byte, e *entry) { s.m[string(key)] = e }
+// add stores a new entry under key, which holds none, with the expiry
+// e.expireAt. The caller holds s.mu for writing.
+func (s *shard) add(key []byte, e *entry) {
+	k := string(key)
+	s.m[k] = e
+	s.peak = max(s.peak, len(s.m))
+	if at := e.expireAt; at != 0 {
+		e.expireAt = 0
+		s.setExpireKey(k, e, at)
+	}
+}
 
 // remove deletes key; it reports whether a live entry was there.
 func (s *shard) remove(key []byte) bool {
@@ -123,9 +156,20 @@ func (s *shard) remove(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	delete(s.m, string(key))
+	s.drop(key, e)
 	return true
 }
+
+// drop deletes the entry e under key. The caller holds s.mu for writing.
+func (s *shard) drop(key []byte, e *entry) {
+	delete(s.m, string(key))
+	s.unlink(e)
+	s.freed += keyBytes + int64(len(key)+cap(e.str))
+}
+
+// keyBytes is about what a key takes beside its name and value: its entry,
+// its slots in the map and the volatile keys.
+const keyBytes = 128
 
 // collection returns the entry of kind k under key for a write, creating an
 // empty one if there is none (when create is set). It returns errWrongType if
@@ -161,7 +205,7 @@ func (s *shard) dropIfEmpty(key []byte, e *entry) {
 		empty = o.len() == 0
 	}
 	if empty {
-		delete(s.m, string(key))
+		s.drop(key, e)
 	}
 }
 
@@ -200,11 +244,7 @@ func (ks *keyspace) counts() (keys, expires int) {
 		s := &ks.shards[i]
 		s.mu.RLock()
 		keys += len(s.m)
-		for _, e := range s.m {
-			if e.expireAt != 0 {
-				expires++
-			}
-		}
+		expires += len(s.volatile)
 		s.mu.RUnlock()
 	}
 	return keys, expires
@@ -215,8 +255,10 @@ func (ks *keyspace) flush() {
 		s := &ks.shards[i]
 		s.mu.Lock()
 		s.m = make(map[string]*entry)
+		s.volatile, s.vcursor, s.peak = nil, 0, 0
 		s.mu.Unlock()
 	}
+	ks.flushed.Store(true)
 }
 
 // list is a double-ended queue in a ring buffer.

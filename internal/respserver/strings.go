@@ -47,38 +47,71 @@ func cmdType(c *conn, args [][]byte) {
 	c.addSimple(t)
 }
 
-// EXPIRE key seconds / PEXPIRE key milliseconds
+// EXPIRE key seconds, PEXPIRE key milliseconds, EXPIREAT key
+// unix-seconds, PEXPIREAT key unix-milliseconds, each [NX | XX | GT | LT]:
+// as valkey's expireGenericCommand. A time that has passed deletes the key.
 func cmdExpire(c *conn, args [][]byte) {
-	n, ok := parseInt(args[2])
+	name := strings.ToLower(string(args[0]))
+	var nx, xx, gt, lt bool
+	for _, a := range args[3:] {
+		switch {
+		case eqFold(a, "nx"):
+			nx = true
+		case eqFold(a, "xx"):
+			xx = true
+		case eqFold(a, "gt"):
+			gt = true
+		case eqFold(a, "lt"):
+			lt = true
+		default:
+			c.addError("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	if nx && (xx || gt || lt) {
+		c.addError("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if gt && lt {
+		c.addError("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := parseInt(args[2])
 	if !ok {
 		c.addError(msgNotInteger)
 		return
 	}
-	ms := n
-	if eqFold(args[0], "expire") {
-		if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
-			c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
+	if name == "expire" || name == "expireat" {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.addError("ERR invalid expire time in '" + name + "' command")
 			return
 		}
-		ms = n * 1000
+		when *= 1000
 	}
 	now := nowMS()
-	if ms > 0 && ms > math.MaxInt64-now {
-		c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
-		return
+	if name == "expire" || name == "pexpire" {
+		if when > math.MaxInt64-now {
+			c.addError("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		when += now
 	}
 	s := c.srv.ks.shard(args[1])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.getForWrite(args[1])
+	cur := e != nil && e.expireAt != 0
 	switch {
-	case e == nil:
+	case e == nil,
+		nx && cur, xx && !cur,
+		gt && (!cur || when <= e.expireAt),
+		lt && cur && when >= e.expireAt:
 		c.addInt(0)
-	case ms <= 0: // a time in the past deletes the key
-		s.remove(args[1])
+	case when <= now: // a time that has passed deletes the key
+		s.drop(args[1], e)
 		c.addInt(1)
 	default:
-		e.expireAt = now + ms
+		s.setExpire(args[1], e, when)
 		c.addInt(1)
 	}
 }
@@ -108,7 +141,7 @@ func cmdPersist(c *conn, args [][]byte) {
 	e := s.getForWrite(args[1])
 	n := 0
 	if e != nil && e.expireAt != 0 {
-		e.expireAt = 0
+		s.setExpire(args[1], e, 0)
 		n = 1
 	}
 	s.mu.Unlock()
@@ -148,53 +181,89 @@ func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 		s.add(key, &entry{kind: kindString, str: v, expireAt: expireAt})
 		return
 	}
-	e.kind, e.str, e.obj, e.expireAt = kindString, v, nil, expireAt
+	s.freed += int64(cap(e.str))
+	e.kind, e.str, e.obj = kindString, v, nil
+	s.setExpire(key, e, expireAt)
+}
+
+// SET's options, as flags.
+const (
+	setNX = 1 << iota
+	setXX
+	setGet
+	setKeepTTL
+	setEX
+	setPX
+	setEXAT
+	setPXAT
+	setExpiry = setEX | setPX | setEXAT | setPXAT
+)
+
+// setExpiryOption returns the flag of an option of SET that an expiry
+// follows, or 0.
+func setExpiryOption(a []byte) int {
+	switch {
+	case eqFold(a, "ex"):
+		return setEX
+	case eqFold(a, "px"):
+		return setPX
+	case eqFold(a, "exat"):
+		return setEXAT
+	case eqFold(a, "pxat"):
+		return setPXAT
+	}
+	return 0
 }
 
 // SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
-// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL]
+// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL], as valkey's
+// setGenericCommand: the options first (an option may be repeated, the
+// last expiry counts), then the expiry's value. An expiry that has passed
+// deletes the key.
 func cmdSet(c *conn, args [][]byte) {
-	var nx, xx, get, keepTTL bool
-	var expireAt int64
-	haveExpire := false
+	flags := 0
+	var expire []byte
 	for i := 3; i < len(args); i++ {
 		a := args[i]
-		switch {
-		case eqFold(a, "nx") && !xx:
-			nx = true
-		case eqFold(a, "xx") && !nx:
-			xx = true
+		switch f := setExpiryOption(a); {
+		case eqFold(a, "nx") && flags&setXX == 0:
+			flags |= setNX
+		case eqFold(a, "xx") && flags&setNX == 0:
+			flags |= setXX
 		case eqFold(a, "get"):
-			get = true
-		case eqFold(a, "keepttl") && !haveExpire:
-			keepTTL = true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
-			!haveExpire && !keepTTL && i+1 < len(args):
+			flags |= setGet
+		case eqFold(a, "keepttl") && flags&setExpiry == 0:
+			flags |= setKeepTTL
+		case f != 0 && flags&(setKeepTTL|setExpiry&^f) == 0 && i+1 < len(args):
+			flags |= f
 			i++
-			n, ok := parseInt(args[i])
-			if !ok {
-				c.addError(msgNotInteger)
-				return
-			}
-			var ms int64
-			var valid bool
-			switch {
-			case eqFold(a, "ex"):
-				ms, valid = mulMS(n, 1000, nowMS())
-			case eqFold(a, "px"):
-				ms, valid = mulMS(n, 1, nowMS())
-			case eqFold(a, "exat"):
-				ms, valid = mulMS(n, 1000, 0)
-			default:
-				ms, valid = mulMS(n, 1, 0)
-			}
-			if !valid {
-				c.addError("ERR invalid expire time in 'set' command")
-				return
-			}
-			expireAt, haveExpire = ms, true
+			expire = args[i]
 		default:
 			c.addError(msgSyntax)
+			return
+		}
+	}
+	var expireAt int64
+	now := nowMS()
+	if expire != nil {
+		n, ok := parseInt(expire)
+		if !ok {
+			c.addError(msgNotInteger)
+			return
+		}
+		var valid bool
+		switch {
+		case flags&setEX != 0:
+			expireAt, valid = mulMS(n, 1000, now)
+		case flags&setPX != 0:
+			expireAt, valid = mulMS(n, 1, now)
+		case flags&setEXAT != 0:
+			expireAt, valid = mulMS(n, 1000, 0)
+		default:
+			expireAt, valid = mulMS(n, 1, 0)
+		}
+		if !valid {
+			c.addError("ERR invalid expire time in 'set' command")
 			return
 		}
 	}
@@ -202,6 +271,7 @@ func cmdSet(c *conn, args [][]byte) {
 	s := c.srv.ks.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
+	get := flags&setGet != 0
 	if get && e != nil && e.kind != kindString {
 		s.mu.Unlock()
 		c.addError(msgWrongType)
@@ -211,9 +281,15 @@ func cmdSet(c *conn, args [][]byte) {
 	if e != nil {
 		old = e.str
 	}
-	doSet := !(nx && e != nil) && !(xx && e == nil)
-	if doSet {
-		if keepTTL && e != nil {
+	doSet := !(flags&setNX != 0 && e != nil) && !(flags&setXX != 0 && e == nil)
+	switch {
+	case !doSet:
+	case expire != nil && expireAt <= now:
+		if e != nil {
+			s.drop(key, e)
+		}
+	default:
+		if flags&setKeepTTL != 0 && e != nil {
 			expireAt = e.expireAt
 		}
 		s.setString(key, e, val, expireAt)
@@ -340,9 +416,8 @@ func cmdAppend(c *conn, args [][]byte) {
 		return
 	}
 	var v []byte
-	expireAt := int64(0)
 	if e != nil {
-		v, expireAt = e.str, e.expireAt
+		v = e.str
 	}
 	if len(v)+len(args[2]) > c.srv.opts.MaxBulkLen {
 		s.mu.Unlock()
@@ -353,7 +428,8 @@ func cmdAppend(c *conn, args [][]byte) {
 	if e == nil {
 		s.add(key, &entry{kind: kindString, str: v})
 	} else {
-		e.str, e.expireAt = v, expireAt
+		s.freed += int64(cap(e.str))
+		e.str = v
 	}
 	s.mu.Unlock()
 	c.addInt(int64(len(v)))
