@@ -492,15 +492,6 @@ options:
 	}
 	z := e.obj.(*zset)
 	added, changed := 0, 0
-	if len(pairs)/2 > zaddOneByOne {
-		members, scores := make([]string, 0, len(pairs)/2), make([]float64, 0, len(pairs)/2)
-		for j := 0; j < len(pairs); j += 2 {
-			score, _ := parseScore(pairs[j])
-			members, scores = append(members, string(pairs[j+1])), append(scores, score)
-		}
-		added, changed = z.setAll(members, scores, nx, xx)
-		pairs = nil
-	}
 	for j := 0; j < len(pairs); j += 2 {
 		score, _ := parseScore(pairs[j])
 		old, exists := z.scores[string(pairs[j+1])]
@@ -646,17 +637,17 @@ func cmdZRange(c *conn, args [][]byte) {
 	switch {
 	case !withScores:
 		c.addArray(n)
-		for _, it := range z.sorted[from : to+1] {
-			c.addBulkString(it.member)
-		}
-		return
 	case c.proto == 3:
 		c.addArray(n)
 	default:
 		c.addArray(2 * n)
 	}
-	for _, it := range z.sorted[from : to+1] {
-		c.addScored(it, true)
+	for x := z.at(from); n > 0; x, n = x.next[0].to, n-1 {
+		if withScores {
+			c.addScored(x.zitem, true)
+		} else {
+			c.addBulkString(x.member)
+		}
 	}
 }
 

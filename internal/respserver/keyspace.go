@@ -2,7 +2,6 @@ package respserver
 
 import (
 	"hash/maphash"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,123 +309,6 @@ func (l *list) popBack() []byte {
 	l.items[i] = nil
 	l.n--
 	return v
-}
-
-// zset is a sorted set: scores by member, and the members ordered by
-// (score, member) in a slice. Inserts and removals are O(n), enough for a
-// test and benchmark server.
-type zset struct {
-	scores map[string]float64
-	sorted []zitem
-}
-
-type zitem struct {
-	score  float64
-	member string
-}
-
-func newZSet() *zset { return &zset{scores: map[string]float64{}} }
-
-func (z *zset) len() int { return len(z.sorted) }
-
-func zless(a, b zitem) bool {
-	return a.score < b.score || (a.score == b.score && a.member < b.member)
-}
-
-// search returns the index of the first item not less than it.
-func (z *zset) search(it zitem) int {
-	lo, hi := 0, len(z.sorted)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if zless(z.sorted[m], it) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// set adds member or changes its score; it reports whether it was added.
-func (z *zset) set(member string, score float64) (added bool) {
-	old, existed := z.scores[member]
-	if existed {
-		if old == score {
-			return false
-		}
-		z.removeSorted(zitem{old, member})
-	}
-	z.scores[member] = score
-	it := zitem{score, member}
-	i := z.search(it)
-	z.sorted = append(z.sorted, zitem{})
-	copy(z.sorted[i+1:], z.sorted[i:])
-	z.sorted[i] = it
-	return !existed
-}
-
-func (z *zset) removeSorted(it zitem) {
-	i := z.search(it)
-	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
-}
-
-func (z *zset) remove(member string) bool {
-	score, ok := z.scores[member]
-	if !ok {
-		return false
-	}
-	delete(z.scores, member)
-	z.removeSorted(zitem{score, member})
-	return true
-}
-
-func (z *zset) popMin() zitem {
-	it := z.sorted[0]
-	z.sorted[0] = zitem{}
-	z.sorted = z.sorted[1:] // O(1), so that ZPOPMIN of n is not O(n²)
-	delete(z.scores, it.member)
-	return it
-}
-
-// zaddOneByOne is how many members a ZADD inserts one by one, each an
-// O(n) shift of the sorted slice; beyond, it sorts the set once (setAll).
-const zaddOneByOne = 64
-
-// setAll sets many members at once (ZADD with many pairs, where one set
-// each would shift the slice each time: O(n²) under the shard's lock):
-// the scores first, then one sort of the whole set. It reports the
-// members added and the scores changed.
-func (z *zset) setAll(members []string, scores []float64, nx, xx bool) (added, changed int) {
-	for i, m := range members {
-		old, exists := z.scores[m]
-		switch {
-		case exists && nx, !exists && xx:
-		case exists:
-			if old != scores[i] {
-				z.scores[m] = scores[i]
-				changed++
-			}
-		default:
-			z.scores[m] = scores[i]
-			added++
-		}
-	}
-	if added+changed > 0 {
-		z.sorted = z.sorted[:0]
-		for m, sc := range z.scores {
-			z.sorted = append(z.sorted, zitem{sc, m})
-		}
-		slices.SortFunc(z.sorted, func(a, b zitem) int {
-			if zless(a, b) {
-				return -1
-			}
-			if zless(b, a) {
-				return 1
-			}
-			return 0
-		})
-	}
-	return added, changed
 }
 
 // stream is the least of a stream that XADD and XLEN need.

@@ -48,8 +48,8 @@ func TestRepliesMatchValkey(t *testing.T) {
 		[]string{"lpop", "l", "1", "2"},
 		[]string{"rpop", "l", "1", "2"},
 	)
-	// Past zaddOneByOne pairs, ZADD sorts once: many pairs, a member given
-	// twice, NX, XX and CH, then ZPOPMIN of most of them.
+	// Many pairs, a member given twice, NX, XX and CH, then ZPOPMIN of most
+	// of them.
 	big := []string{"zadd", "many"}
 	for i := range 300 {
 		big = append(big, strconv.Itoa((i*7919)%1000-500)+".25", "m"+strconv.Itoa(i%250))
