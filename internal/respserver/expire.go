@@ -131,8 +131,8 @@ func (ks *keyspace) expireCycle(budget time.Duration) int {
 	return deleted
 }
 
-// collect returns the bytes dropped since the last call, and shrinks each
-// shard's map that has emptied.
+// collect returns the bytes of keys and connection buffers dropped since
+// the last call, and shrinks each shard's map that has emptied.
 func (ks *keyspace) collect() int64 {
 	var freed int64
 	for i := range ks.shards {
@@ -143,7 +143,7 @@ func (ks *keyspace) collect() int64 {
 		s.freed = 0
 		s.mu.Unlock()
 	}
-	return freed
+	return freed + ks.dropped.Swap(0)
 }
 
 // Memory handed back. The Go runtime returns freed heap to the operating

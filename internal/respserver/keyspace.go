@@ -97,6 +97,8 @@ type keyspace struct {
 	shards [numShards]shard
 	// flushed is set by FLUSHALL, which drops everything at once.
 	flushed atomic.Bool
+	// dropped counts the bytes of connections' buffers given up.
+	dropped atomic.Int64
 	// nextShard is where the expiry cycle resumes; used by its goroutine
 	// alone.
 	nextShard int

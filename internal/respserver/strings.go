@@ -168,14 +168,11 @@ func cmdGet(c *conn, args [][]byte) {
 	}
 }
 
-// setString stores a copy of v as the string under key, keeping the entry
-// (and its expiry) if there is one. The caller holds s.mu for writing and
-// has checked that e, the live entry under key, is nil or what it replaces.
-func (s *shard) setString(key []byte, e *entry, v []byte, expireAt int64) {
-	s.storeString(key, e, append(make([]byte, 0, len(v)), v...), expireAt)
-}
-
-// storeString is setString for a v that the caller gives up (no copy).
+// storeString stores v as the string under key, in the entry there is if
+// any, with the expiry expireAt; v is the caller's to give up (a copy, or a big
+// argument taken from the reader). The caller holds s.mu for writing and
+// has checked that e, the live entry under key, is nil or what it
+// replaces.
 func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 	if e == nil {
 		s.add(key, &entry{kind: kindString, str: v, expireAt: expireAt})
@@ -292,7 +289,7 @@ func cmdSet(c *conn, args [][]byte) {
 		if flags&setKeepTTL != 0 && e != nil {
 			expireAt = e.expireAt
 		}
-		s.setString(key, e, val, expireAt)
+		s.storeString(key, e, c.rd.take(val), expireAt)
 	}
 	s.mu.Unlock()
 	switch {
@@ -346,7 +343,7 @@ func cmdMSet(c *conn, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		s := c.srv.ks.shard(args[i])
 		s.mu.Lock()
-		s.setString(args[i], s.getForWrite(args[i]), args[i+1], 0)
+		s.storeString(args[i], s.getForWrite(args[i]), c.rd.take(args[i+1]), 0)
 		s.mu.Unlock()
 	}
 	c.addOK()
