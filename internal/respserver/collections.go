@@ -431,7 +431,7 @@ func parseScore(b []byte) (float64, bool) {
 	if f == 0 && strings.ContainsAny(mantissa(s, hex), "123456789abcdefABCDEF") {
 		return 0, false // underflow
 	}
-	return f + 0, true // -0 is 0, as valkey replies it for a sorted set of up to 128 members (a larger one keeps -0)
+	return f, true
 }
 
 // mantissa is s up to its exponent.
@@ -446,9 +446,11 @@ func mantissa(s string, hex bool) string {
 	return s
 }
 
-// ZADD key [NX | XX] [CH] score member [score member ...]
+// ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member
+// ...], as valkey's zaddGenericCommand: the options, then every score
+// checked before any member is set.
 func cmdZAdd(c *conn, args [][]byte) {
-	var nx, xx, ch bool
+	var nx, xx, gt, lt, ch, incr bool
 	i := 2
 options:
 	for ; i < len(args); i++ {
@@ -457,61 +459,97 @@ options:
 			nx = true
 		case eqFold(a, "xx"):
 			xx = true
+		case eqFold(a, "gt"):
+			gt = true
+		case eqFold(a, "lt"):
+			lt = true
 		case eqFold(a, "ch"):
 			ch = true
-		case eqFold(a, "gt"), eqFold(a, "lt"), eqFold(a, "incr"):
-			c.addError("ERR ZADD option '" + string(a) + "' is not supported by this server")
-			return
+		case eqFold(a, "incr"):
+			incr = true
 		default:
 			break options
 		}
 	}
-	if nx && xx {
-		c.addError("ERR XX and NX options at the same time are not compatible")
-		return
-	}
 	pairs := args[i:]
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
+	switch {
+	case len(pairs) == 0 || len(pairs)%2 != 0:
 		c.addError(msgSyntax)
 		return
+	case nx && xx:
+		c.addError("ERR XX and NX options at the same time are not compatible")
+		return
+	case gt && nx, lt && nx, gt && lt:
+		c.addError("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	case incr && len(pairs) > 2:
+		c.addError("ERR INCR option supports a single increment-element pair")
+		return
 	}
+	scores := make([]float64, 0, 8)
 	for j := 0; j < len(pairs); j += 2 {
-		if _, ok := parseScore(pairs[j]); !ok {
+		score, ok := parseScore(pairs[j])
+		if !ok {
 			c.addError(msgNotFloat)
 			return
 		}
+		scores = append(scores, score)
 	}
 	key := args[1]
 	s := c.srv.ks.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindZSet, !xx)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
+	if err != nil {
+		c.addError(err.Error())
 		return
 	}
-	z := e.obj.(*zset)
-	added, changed := 0, 0
-	for j := 0; j < len(pairs); j += 2 {
-		score, _ := parseScore(pairs[j])
-		old, exists := z.scores[string(pairs[j+1])]
-		switch {
-		case exists && nx, !exists && xx:
-		case exists:
-			if old != score {
-				z.set(string(pairs[j+1]), score)
+	added, changed, done := 0, 0, 0
+	var score float64
+	if e != nil {
+		z := e.obj.(*zset)
+		for j, sc := range scores {
+			member := string(pairs[2*j+1])
+			cur, exists := z.scores[member]
+			switch {
+			case exists && nx, !exists && xx:
+				continue
+			case exists && incr:
+				sc += cur
+				if math.IsNaN(sc) {
+					s.dropIfEmpty(key, e)
+					c.addError("ERR resulting score is not a number (NaN)")
+					return
+				}
+			}
+			if exists && (gt && sc <= cur || lt && sc >= cur) {
+				continue
+			}
+			score = sc
+			done++
+			// -0 is stored as 0, as valkey stores it in a sorted set of up
+			// to 128 members (a larger one keeps -0); INCR replies -0.
+			switch {
+			case !exists:
+				z.set(member, sc+0)
+				added++
+			case sc != cur:
+				z.set(member, sc+0)
 				changed++
 			}
-		default:
-			z.set(string(pairs[j+1]), score)
-			added++
 		}
+		s.dropIfEmpty(key, e)
 	}
-	s.dropIfEmpty(key, e)
-	if ch {
-		added += changed
+	switch {
+	case incr && done > 0:
+		c.addDouble(score)
+	case incr:
+		c.addNull()
+	case ch:
+		c.addInt(int64(added + changed))
+	default:
+		c.addInt(int64(added))
 	}
-	c.addInt(int64(added))
 }
 
 func cmdZScore(c *conn, args [][]byte) {
@@ -649,117 +687,4 @@ func cmdZRange(c *conn, args [][]byte) {
 			c.addBulkString(x.member)
 		}
 	}
-}
-
-// --- streams ---
-
-// XADD key [NOMKSTREAM] [MAXLEN [= | ~] threshold] <* | id> field value
-// [field value ...]
-func cmdXAdd(c *conn, args [][]byte) {
-	noMk, maxLen := false, -1
-	i := 2
-	for ; i < len(args); i++ {
-		a := args[i]
-		if eqFold(a, "nomkstream") {
-			noMk = true
-			continue
-		}
-		if !eqFold(a, "maxlen") {
-			break
-		}
-		if i+1 < len(args) && (string(args[i+1]) == "=" || string(args[i+1]) == "~") {
-			i++
-		}
-		if i+1 >= len(args) {
-			c.addError(msgSyntax)
-			return
-		}
-		i++
-		n, ok := parseInt(args[i])
-		if !ok || n < 0 {
-			c.addError("ERR The MAXLEN argument must be >= 0.")
-			return
-		}
-		maxLen = int(min(n, math.MaxInt32))
-	}
-	if i >= len(args) || (len(args)-i-1)%2 != 0 || len(args)-i-1 == 0 {
-		c.addError("ERR wrong number of arguments for 'xadd' command")
-		return
-	}
-	idArg, fields := args[i], args[i+1:]
-	ms, seq, autoMS, autoSeq, ok := parseStreamID(idArg)
-	if !ok {
-		c.addError("ERR Invalid stream ID specified as stream command argument")
-		return
-	}
-	if !autoMS && !autoSeq && ms == 0 && seq == 0 {
-		c.addError("ERR The ID specified in XADD must be greater than 0-0")
-		return
-	}
-	key := args[1]
-	s := c.srv.ks.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.collection(key, kindStream, !noMk)
-	if err != nil {
-		c.addError(err.Error())
-		return
-	}
-	if e == nil {
-		c.addNull()
-		return
-	}
-	st := e.obj.(*stream)
-	switch {
-	case autoMS:
-		ms, seq = uint64(nowMS()), 0
-		if ms <= st.lastMS {
-			ms, seq = st.lastMS, st.lastSeq+1
-		}
-	case autoSeq && ms == st.lastMS:
-		seq = st.lastSeq + 1
-	}
-	if ms < st.lastMS || ms == st.lastMS && seq <= st.lastSeq {
-		c.addError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
-		return
-	}
-	copied := make([][]byte, len(fields))
-	for j, f := range fields {
-		copied[j] = clone(f)
-	}
-	st.entries = append(st.entries, streamEntry{ms: ms, seq: seq, fields: copied})
-	st.lastMS, st.lastSeq = ms, seq
-	if maxLen >= 0 && len(st.entries) > maxLen {
-		st.entries = append(st.entries[:0], st.entries[len(st.entries)-maxLen:]...)
-	}
-	var id [41]byte
-	b := strconv.AppendUint(id[:0], ms, 10)
-	b = append(b, '-')
-	c.addBulk(strconv.AppendUint(b, seq, 10))
-}
-
-// parseStreamID parses "*", "<ms>", "<ms>-<seq>" or "<ms>-*".
-func parseStreamID(b []byte) (ms, seq uint64, autoMS, autoSeq, ok bool) {
-	if string(b) == "*" {
-		return 0, 0, true, false, true
-	}
-	msPart, seqPart := b, []byte(nil)
-	for i, ch := range b {
-		if ch == '-' {
-			msPart, seqPart = b[:i], b[i+1:]
-			break
-		}
-	}
-	ms, err := strconv.ParseUint(string(msPart), 10, 64)
-	if err != nil {
-		return 0, 0, false, false, false
-	}
-	switch {
-	case seqPart == nil:
-		return ms, 0, false, false, true
-	case string(seqPart) == "*":
-		return ms, 0, false, true, true
-	}
-	seq, err = strconv.ParseUint(string(seqPart), 10, 64)
-	return ms, seq, false, false, err == nil
 }

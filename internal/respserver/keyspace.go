@@ -312,14 +312,3 @@ func (l *list) popBack() []byte {
 	l.n--
 	return v
 }
-
-// stream is the least of a stream that XADD and XLEN need.
-type stream struct {
-	lastMS, lastSeq uint64
-	entries         []streamEntry
-}
-
-type streamEntry struct {
-	ms, seq uint64
-	fields  [][]byte // field, value, field, value, ...
-}

@@ -47,6 +47,33 @@ func TestRepliesMatchValkey(t *testing.T) {
 		[]string{"rpush", "l", "x"},
 		[]string{"lpop", "l", "1", "2"},
 		[]string{"rpop", "l", "1", "2"},
+		// Issue 26's cases: SET's options read before their values, an
+		// expiry in the past, XADD's MAXLEN, the last possible ID.
+		[]string{"set", "k", "v", "px", "100000", "px", "99999999"},
+		[]string{"set", "k", "", "ex", "9223372036854775807", "ex"},
+		[]string{"set", "k", "v", "exat", "1"},
+		[]string{"exists", "k"},
+		[]string{"set", "k", "v", "keepttl", "px", "1"},
+		[]string{"set", "k", "v", "nx", "xx"},
+		[]string{"xadd", "x", "maxlen", "~", "7-1", "f", "v"},
+		[]string{"xadd", "x", "maxlen", "~", "9", "f", "v"},
+		[]string{"xadd", "x", "maxlen", "-1", "1-1", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-18446744073709551614", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-*", "f", "v"},
+		[]string{"xadd", "x", "*", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-*", "f", "v"},
+		[]string{"xlen", "x"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "+5-18446744073709551615", "f", "v"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "minid", "6", "limit", "0", "7", "f", "v"},
+		[]string{"xadd", "y", "minid", "~", "6", "limit", "0", "7", "f", "v"},
+		[]string{"zadd", "zi", "incr", "-0", "m"},
+		[]string{"zadd", "zi", "incr", "inf", "m"},
+		[]string{"zadd", "zi", "incr", "-inf", "m"},
+		[]string{"zadd", "zi", "gt", "ch", "1", "m", "2", "n"},
+		[]string{"zrange", "zi", "0", "-1", "withscores"},
 	)
 	// Many pairs, a member given twice, NX, XX and CH, then ZPOPMIN of most
 	// of them.
