@@ -450,28 +450,9 @@ func mantissa(s string, hex bool) string {
 // ...], as valkey's zaddGenericCommand: the options, then every score
 // checked before any member is set.
 func cmdZAdd(c *conn, args [][]byte) {
-	var nx, xx, gt, lt, ch, incr bool
-	i := 2
-options:
-	for ; i < len(args); i++ {
-		switch a := args[i]; {
-		case eqFold(a, "nx"):
-			nx = true
-		case eqFold(a, "xx"):
-			xx = true
-		case eqFold(a, "gt"):
-			gt = true
-		case eqFold(a, "lt"):
-			lt = true
-		case eqFold(a, "ch"):
-			ch = true
-		case eqFold(a, "incr"):
-			incr = true
-		default:
-			break options
-		}
-	}
-	pairs := args[i:]
+	opts, n := leadingOptions(args[2:], "nx", "xx", "gt", "lt", "ch", "incr")
+	nx, xx, gt, lt, ch, incr := opts[0], opts[1], opts[2], opts[3], opts[4], opts[5]
+	pairs := args[2+n:]
 	switch {
 	case len(pairs) == 0 || len(pairs)%2 != 0:
 		c.addError(msgSyntax)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,6 +132,20 @@ func eqFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// leadingOptions reads the options at the start of args, any of names
+// (lower case, matched ignoring case) in any order and number: given[i] is
+// whether names[i] was, and n how many arguments were options.
+func leadingOptions(args [][]byte, names ...string) (given [8]bool, n int) {
+	for ; n < len(args); n++ {
+		i := slices.IndexFunc(names, func(name string) bool { return eqFold(args[n], name) })
+		if i < 0 {
+			break
+		}
+		given[i] = true
+	}
+	return given, n
 }
 
 // --- connection ---

@@ -308,14 +308,8 @@ func (p *reader) inline() (args [][]byte, ok bool, err error) {
 // grown for an earlier request.
 func (p *reader) fill(src io.Reader) error {
 	if p.big != nil {
-		n, err := src.Read(p.big[p.bigHave:])
+		n, err := readSome(src, p.big[p.bigHave:])
 		p.bigHave += n
-		if n > 0 {
-			return nil
-		}
-		if err == nil {
-			err = io.ErrNoProgress
-		}
 		return err
 	}
 	if p.r == p.w {
@@ -346,15 +340,21 @@ func (p *reader) fill(src io.Reader) error {
 	if p.w == len(p.buf) {
 		return errQueryBufferFull
 	}
-	n, err := src.Read(p.buf[p.w:])
+	n, err := readSome(src, p.buf[p.w:])
 	p.w += n
+	return err
+}
+
+// readSome reads into b: an error only if it read nothing.
+func readSome(src io.Reader, b []byte) (int, error) {
+	n, err := src.Read(b)
 	if n > 0 {
-		return nil
+		return n, nil
 	}
 	if err == nil {
 		err = io.ErrNoProgress
 	}
-	return err
+	return 0, err
 }
 
 // compact moves buf[r:w] to the front of the buffer, with every position

@@ -81,25 +81,15 @@ func parseXAdd(c *conn, args [][]byte, x *xaddArgs) int {
 				x.trim, x.minID = trimMinID, id
 				continue
 			}
-			n, ok := parseInt(args[i])
+			n, ok := parseCountArg(c, args[i], "MAXLEN")
 			if !ok {
-				c.addError(msgNotInteger)
-				return -1
-			}
-			if n < 0 {
-				c.addError("ERR The MAXLEN argument must be >= 0.")
 				return -1
 			}
 			x.trim, x.maxLen = trimMaxLen, n
 		case eqFold(a, "limit") && more > 0:
 			i++
-			n, ok := parseInt(args[i])
+			n, ok := parseCountArg(c, args[i], "LIMIT")
 			if !ok {
-				c.addError(msgNotInteger)
-				return -1
-			}
-			if n < 0 {
-				c.addError("ERR The LIMIT argument must be >= 0.")
 				return -1
 			}
 			x.limit, x.limitGiven = n, true
@@ -116,6 +106,20 @@ func parseXAdd(c *conn, args [][]byte, x *xaddArgs) int {
 		}
 	}
 	return i
+}
+
+// parseCountArg parses the value of XADD's MAXLEN or LIMIT (what), an
+// integer not below 0, or replies with the error.
+func parseCountArg(c *conn, b []byte, what string) (int64, bool) {
+	n, ok := parseInt(b)
+	switch {
+	case !ok:
+		c.addError(msgNotInteger)
+	case n < 0:
+		c.addError("ERR The " + what + " argument must be >= 0.")
+		ok = false
+	}
+	return n, ok
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN | MINID [= | ~] threshold [LIMIT count]]

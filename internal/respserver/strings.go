@@ -52,22 +52,12 @@ func cmdType(c *conn, args [][]byte) {
 // as valkey's expireGenericCommand. A time that has passed deletes the key.
 func cmdExpire(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
-	var nx, xx, gt, lt bool
-	for _, a := range args[3:] {
-		switch {
-		case eqFold(a, "nx"):
-			nx = true
-		case eqFold(a, "xx"):
-			xx = true
-		case eqFold(a, "gt"):
-			gt = true
-		case eqFold(a, "lt"):
-			lt = true
-		default:
-			c.addError("ERR Unsupported option " + string(a))
-			return
-		}
+	opts, n := leadingOptions(args[3:], "nx", "xx", "gt", "lt")
+	if 3+n < len(args) {
+		c.addError("ERR Unsupported option " + string(args[3+n]))
+		return
 	}
+	nx, xx, gt, lt := opts[0], opts[1], opts[2], opts[3]
 	if nx && (xx || gt || lt) {
 		c.addError("ERR NX and XX, GT or LT options at the same time are not compatible")
 		return
