@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,6 +267,12 @@ func (g *cmdGen) expire() []string {
 	cmd := []string{name, g.keyOf("k0", "k1", "k2", "z0", "x0", "h0"), when}
 	for range g.rng.IntN(3) {
 		cmd = append(cmd, g.pick("nx", "xx", "gt", "lt", "NX", "bogus"))
+	}
+	if n, err := strconv.Atoi(when); err == nil && n > 0 && (name == "expire" || name == "pexpire") &&
+		(slices.Contains(cmd, "gt") || slices.Contains(cmd, "lt")) {
+		// The same relative time given twice is later the second time,
+		// by the milliseconds between: GT and LT would compare the clocks.
+		cmd[2] = strconv.Itoa(n + g.rng.IntN(1000000)*1000)
 	}
 	return cmd
 }

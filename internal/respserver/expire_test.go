@@ -1,6 +1,7 @@
 package respserver
 
 import (
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,14 +94,22 @@ func TestExpireCycleBounded(t *testing.T) {
 		t.Fatalf("%d keys with an expiry, want %d", expires, n)
 	}
 	const budget = 2 * time.Millisecond
+	runtime.GC()
 	start := time.Now()
 	first := ks.expireCycle(budget)
-	if took := time.Since(start); took > budget+time.Millisecond || first == 0 || first == n*9/10 {
+	// It stops after the sample that ends past the budget; a preemption
+	// on a busy machine may stretch that one, the race detector more.
+	slack := 5 * time.Millisecond
+	if raceEnabled {
+		slack *= 10
+	}
+	if took := time.Since(start); took > budget+slack || first == 0 || first == n*9/10 {
 		t.Errorf("a cycle of budget %v took %v and deleted %d", budget, took, first)
 	}
 
 	// The lock is held for one sample: time each, as the cycle takes them.
 	var holds []time.Duration
+	runtime.GC()
 	for rounds := 0; ks.size() > n/10 && rounds < 10000; rounds++ {
 		for i := range ks.shards {
 			s := &ks.shards[i]
@@ -115,10 +124,10 @@ func TestExpireCycleBounded(t *testing.T) {
 		t.Errorf("%d keys left, want %d", got, n/10)
 	}
 	slices.Sort(holds)
-	// A GC pause or a preemption may land inside one: look at the 99.9th
-	// percentile.
-	if p := holds[len(holds)*999/1000]; p > time.Millisecond {
-		t.Errorf("99.9%% of samples held the lock up to %v, want under 1ms (median %v)", p, holds[len(holds)/2])
+	// A GC pause or a preemption of the thread, on a busy machine, may
+	// land inside one: look at the 99th percentile.
+	if p := holds[len(holds)*99/100]; p > time.Millisecond {
+		t.Errorf("99%% of samples held the lock up to %v, want under 1ms (median %v)", p, holds[len(holds)/2])
 	}
 	if ks.collect() < int64(n*9/10)*keyBytes {
 		t.Errorf("freed bytes not counted")
