@@ -59,6 +59,7 @@ func init() {
 		{name: "persist", arity: 2, run: cmdPersist},
 		// strings
 		{name: "get", arity: 2, run: cmdGet},
+		{name: "getex", arity: -2, run: cmdGetEx},
 		{name: "set", arity: -3, run: cmdSet},
 		{name: "mget", arity: -2, run: cmdMGet},
 		{name: "mset", arity: -3, run: cmdMSet},

@@ -235,8 +235,11 @@ func (g *cmdGen) next() []string {
 
 func (g *cmdGen) set() []string {
 	cmd := []string{"set", g.keyOf("k0", "k1", "k2"), g.pick("v", "", "12", "-3")}
+	if g.rng.IntN(4) == 0 {
+		cmd = []string{"getex", g.keyOf("k0", "k1", "k2")}
+	}
 	for range g.rng.IntN(4) {
-		switch o := g.pick("nx", "xx", "get", "keepttl", "ex", "px", "exat", "pxat", "EX", "Px", "bogus", "ex"); o {
+		switch o := g.pick("nx", "xx", "get", "keepttl", "persist", "ex", "px", "exat", "pxat", "EX", "Px", "bogus", "ex"); o {
 		case "ex", "EX":
 			cmd = append(cmd, o, g.relative(false))
 		case "px", "Px":

@@ -70,6 +70,13 @@ func TestPastExpiryDeletes(t *testing.T) {
 	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
 	rc.expectReply(t, []string{"set", "k", "new", "pxat", "1"}, "+OK\r\n")
 	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
+	rc.expectReply(t, []string{"set", "k", "old"}, "+OK\r\n")
+	rc.expectReply(t, []string{"getex", "k", "ex", "100"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"ttl", "k"}, ":100\r\n")
+	rc.expectReply(t, []string{"getex", "k", "persist"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"ttl", "k"}, ":-1\r\n")
+	rc.expectReply(t, []string{"getex", "k", "exat", "1"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
 }
 
 // TestExpireCycleBounded: a cycle stops at its budget, holds a shard's

@@ -173,12 +173,13 @@ func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 	s.setExpire(key, e, expireAt)
 }
 
-// SET's options, as flags.
+// The options of SET and GETEX, as flags.
 const (
 	setNX = 1 << iota
 	setXX
 	setGet
 	setKeepTTL
+	setPersist // GETEX
 	setEX
 	setPX
 	setEXAT
@@ -186,8 +187,8 @@ const (
 	setExpiry = setEX | setPX | setEXAT | setPXAT
 )
 
-// setExpiryOption returns the flag of an option of SET that an expiry
-// follows, or 0.
+// setExpiryOption returns the flag of an option that an expiry follows, or
+// 0.
 func setExpiryOption(a []byte) int {
 	switch {
 	case eqFold(a, "ex"):
@@ -202,55 +203,78 @@ func setExpiryOption(a []byte) int {
 	return 0
 }
 
-// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
-// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL], as valkey's
-// setGenericCommand: the options first (an option may be repeated, the
-// last expiry counts), then the expiry's value. An expiry that has passed
-// deletes the key.
-func cmdSet(c *conn, args [][]byte) {
-	flags := 0
-	var expire []byte
-	for i := 3; i < len(args); i++ {
+// stringOptions parses the options of SET (set) or GETEX, as valkey's
+// parseExtendedStringArgumentsOrReply: an option may be repeated, the last
+// expiry counts, and the expiry's value is read later (expiryAt). It
+// replies with the error and returns false.
+func stringOptions(c *conn, args [][]byte, set bool) (flags int, expire []byte, ok bool) {
+	from := 2
+	if set {
+		from = 3
+	}
+	for i := from; i < len(args); i++ {
 		a := args[i]
 		switch f := setExpiryOption(a); {
-		case eqFold(a, "nx") && flags&setXX == 0:
+		case set && eqFold(a, "nx") && flags&setXX == 0:
 			flags |= setNX
-		case eqFold(a, "xx") && flags&setNX == 0:
+		case set && eqFold(a, "xx") && flags&setNX == 0:
 			flags |= setXX
-		case eqFold(a, "get"):
+		case set && eqFold(a, "get"):
 			flags |= setGet
-		case eqFold(a, "keepttl") && flags&setExpiry == 0:
+		case set && eqFold(a, "keepttl") && flags&setExpiry == 0:
 			flags |= setKeepTTL
-		case f != 0 && flags&(setKeepTTL|setExpiry&^f) == 0 && i+1 < len(args):
+		case !set && eqFold(a, "persist") && flags&setExpiry == 0:
+			flags |= setPersist
+		case f != 0 && flags&(setKeepTTL|setPersist|setExpiry&^f) == 0 && i+1 < len(args):
 			flags |= f
 			i++
 			expire = args[i]
 		default:
 			c.addError(msgSyntax)
-			return
+			return 0, nil, false
 		}
+	}
+	return flags, expire, true
+}
+
+// expiryAt returns the Unix time in milliseconds of the expiry given with
+// flags, as valkey's getExpireMillisecondsOrReply; it replies with the
+// error of command name and returns false.
+func expiryAt(c *conn, name string, flags int, expire []byte, now int64) (int64, bool) {
+	n, ok := parseInt(expire)
+	if !ok {
+		c.addError(msgNotInteger)
+		return 0, false
+	}
+	var at int64
+	switch {
+	case flags&setEX != 0:
+		at, ok = mulMS(n, 1000, now)
+	case flags&setPX != 0:
+		at, ok = mulMS(n, 1, now)
+	case flags&setEXAT != 0:
+		at, ok = mulMS(n, 1000, 0)
+	default:
+		at, ok = mulMS(n, 1, 0)
+	}
+	if !ok {
+		c.addError("ERR invalid expire time in '" + name + "' command")
+	}
+	return at, ok
+}
+
+// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL], as valkey's
+// setGenericCommand. An expiry that has passed deletes the key.
+func cmdSet(c *conn, args [][]byte) {
+	flags, expire, ok := stringOptions(c, args, true)
+	if !ok {
+		return
 	}
 	var expireAt int64
 	now := nowMS()
 	if expire != nil {
-		n, ok := parseInt(expire)
-		if !ok {
-			c.addError(msgNotInteger)
-			return
-		}
-		var valid bool
-		switch {
-		case flags&setEX != 0:
-			expireAt, valid = mulMS(n, 1000, now)
-		case flags&setPX != 0:
-			expireAt, valid = mulMS(n, 1, now)
-		case flags&setEXAT != 0:
-			expireAt, valid = mulMS(n, 1000, 0)
-		default:
-			expireAt, valid = mulMS(n, 1, 0)
-		}
-		if !valid {
-			c.addError("ERR invalid expire time in 'set' command")
+		if expireAt, ok = expiryAt(c, "set", flags, expire, now); !ok {
 			return
 		}
 	}
@@ -291,6 +315,51 @@ func cmdSet(c *conn, args [][]byte) {
 		c.addOK()
 	default:
 		c.addNull()
+	}
+}
+
+// GETEX key [EX seconds | PX milliseconds | EXAT unix-seconds |
+// PXAT unix-milliseconds | PERSIST], as valkey's getexCommand: the
+// expiry's value is checked once the key is found to hold a string; a
+// Unix time that has passed deletes it.
+func cmdGetEx(c *conn, args [][]byte) {
+	flags, expire, ok := stringOptions(c, args, false)
+	if !ok {
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	e := s.getForWrite(key)
+	var v []byte
+	var at int64
+	now := nowMS()
+	switch {
+	case e == nil:
+	case e.kind != kindString:
+		ok = false
+		c.addError(msgWrongType)
+	case expire != nil:
+		at, ok = expiryAt(c, "getex", flags, expire, now)
+	}
+	if e != nil && ok {
+		v = e.str
+		switch {
+		case flags&(setEXAT|setPXAT) != 0 && at <= now:
+			s.drop(key, e)
+		case expire != nil:
+			s.setExpire(key, e, at)
+		case flags&setPersist != 0:
+			s.setExpire(key, e, 0)
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+	case e == nil:
+		c.addNull()
+	default:
+		c.bulk(v) // stored strings are immutable: safe after Unlock
 	}
 }
 
