@@ -15,8 +15,8 @@ import (
 // time, a few microseconds, so a request waits no longer than that for it.
 //
 // The same goroutine hands memory back to the operating system once much
-// has been dropped (see reclaim), and gives a shard whose map has emptied a
-// new, small one.
+// has been dropped (see reclaimer), and gives a shard whose map has emptied
+// a new, small one.
 
 const (
 	expirePeriod = 100 * time.Millisecond // valkey's hz 10

@@ -145,9 +145,8 @@ func (s *shard) add(key []byte, e *entry) {
 	k := string(key)
 	s.m[k] = e
 	s.peak = max(s.peak, len(s.m))
-	if at := e.expireAt; at != 0 {
-		e.expireAt = 0
-		s.setExpireKey(k, e, at)
+	if e.expireAt != 0 {
+		s.setExpireKey(k, e, e.expireAt)
 	}
 }
 

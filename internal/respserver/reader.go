@@ -201,7 +201,7 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 		end := next + int(n)
 		if end+2 > p.w {
 			if n >= bigArg && next-p.r+int(n)+2+p.bigBytes() <= p.maxBuffer {
-				// What came of it moves to its own allocation.
+				// The bytes of it already read move to its allocation.
 				p.big = make([]byte, n+2)
 				p.bigHave = copy(p.big, p.buf[next:p.w])
 				p.w, p.pos = next, next
@@ -307,7 +307,7 @@ func (p *reader) inline() (args [][]byte, ok bool, err error) {
 // fills it. When nothing is buffered, it drops a buffer and argument tables
 // grown for an earlier request.
 func (p *reader) fill(src io.Reader) error {
-	if p.big != nil {
+	if p.big != nil && p.bigHave < len(p.big) {
 		n, err := readSome(src, p.big[p.bigHave:])
 		p.bigHave += n
 		return err
