@@ -9,9 +9,7 @@ import (
 // Commands on lists, hashes, sets, sorted sets and streams. Their replies
 // are appended under the shard's lock (collections change in place);
 // arguments are copied before they are stored, since they point into the
-// connection's input buffer.
-
-func clone(b []byte) []byte { return append([]byte(nil), b...) }
+// connection's input buffer (reader.take: a big argument is not copied).
 
 // readCollection returns, for a reader holding s.mu, the live entry under
 // key if it is of kind k; nil, nil if there is none.
@@ -57,9 +55,9 @@ func cmdPush(c *conn, args [][]byte) {
 	l := e.obj.(*list)
 	for _, v := range args[2:] {
 		if front {
-			l.pushFront(clone(v))
+			l.pushFront(c.rd.take(v))
 		} else {
-			l.pushBack(clone(v))
+			l.pushBack(c.rd.take(v))
 		}
 	}
 	c.addInt(int64(l.len()))
@@ -186,7 +184,7 @@ func cmdHSet(c *conn, args [][]byte) {
 		if _, ok := h[string(args[i])]; !ok {
 			added++
 		}
-		h[string(args[i])] = clone(args[i+1])
+		h[string(args[i])] = c.rd.take(args[i+1])
 	}
 	c.addInt(int64(added))
 }

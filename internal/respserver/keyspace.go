@@ -164,12 +164,69 @@ func (s *shard) remove(key []byte) bool {
 func (s *shard) drop(key []byte, e *entry) {
 	delete(s.m, string(key))
 	s.unlink(e)
-	s.freed += keyBytes + int64(len(key)+cap(e.str))
+	s.freed += keyBytes + int64(len(key)) + e.bytes()
 }
 
 // keyBytes is about what a key takes beside its name and value: its entry,
 // its slots in the map and the volatile keys.
 const keyBytes = 128
+
+// bytes estimates the memory of e's value: a string's length, and for a
+// collection its elements', each with elemBytes more, summed over up to
+// sampleElems of them and scaled to all (a DEL stays quick).
+func (e *entry) bytes() int64 {
+	const elemBytes, sampleElems = 48, 256
+	n, sum, seen := 0, 0, 0
+	add := func(b int) bool {
+		sum += b + elemBytes
+		seen++
+		return seen < sampleElems
+	}
+	switch o := e.obj.(type) {
+	case nil:
+		return int64(cap(e.str))
+	case *list:
+		n = o.len()
+		for i := 0; i < n && add(cap(o.at(i))); i++ {
+		}
+	case hashValue:
+		n = len(o)
+		for f, v := range o {
+			if !add(len(f) + cap(v)) {
+				break
+			}
+		}
+	case setValue:
+		n = len(o)
+		for m := range o {
+			if !add(len(m)) {
+				break
+			}
+		}
+	case *zset:
+		n = o.len()
+		for m := range o.scores {
+			if !add(2*len(m) + elemBytes) { // the map's key and the node's
+				break
+			}
+		}
+	case *stream:
+		n = len(o.entries)
+		for _, en := range o.entries {
+			b := 0
+			for _, f := range en.fields {
+				b += cap(f) + 24
+			}
+			if !add(b) {
+				break
+			}
+		}
+	}
+	if seen == 0 {
+		return 0
+	}
+	return int64(sum) * int64(n) / int64(seen)
+}
 
 // collection returns the entry of kind k under key for a write, creating an
 // empty one if there is none (when create is set). It returns errWrongType if

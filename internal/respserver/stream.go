@@ -173,7 +173,7 @@ func cmdXAdd(c *conn, args [][]byte) {
 	}
 	copied := make([][]byte, len(fields))
 	for j, f := range fields {
-		copied[j] = clone(f)
+		copied[j] = c.rd.take(f)
 	}
 	st.entries = append(st.entries, streamEntry{id: id, fields: copied})
 	st.last = id

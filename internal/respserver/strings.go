@@ -168,7 +168,7 @@ func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 		s.add(key, &entry{kind: kindString, str: v, expireAt: expireAt})
 		return
 	}
-	s.freed += int64(cap(e.str))
+	s.freed += e.bytes()
 	e.kind, e.str, e.obj = kindString, v, nil
 	s.setExpire(key, e, expireAt)
 }
