@@ -90,8 +90,9 @@ func checkSkiplist(t *testing.T, z *zset, want []zitem) {
 }
 
 // TestZAddScales: single-member ZADDs and ZRANGEs of a few members stay
-// logarithmic; 200,000 of each into one set take well under a second
-// (a sorted slice took tens of seconds).
+// logarithmic: 200,000 of each into one set take 1-2 s (the sorted slice
+// before took 146 s on a busy host); the bound leaves room for a busier
+// one.
 func TestZAddScales(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -108,9 +109,9 @@ func TestZAddScales(t *testing.T) {
 		c.out = c.out[:0]
 		c.exec([][]byte{[]byte("zrange"), []byte("z"), []byte(strconv.Itoa(i)), []byte(strconv.Itoa(i + 9)), []byte("withscores")})
 	}
-	limit := 5 * time.Second
+	limit := 20 * time.Second
 	if raceEnabled {
-		limit *= 10
+		limit *= 5
 	}
 	if took := time.Since(start); took > limit {
 		t.Errorf("%d ZADDs and ZRANGEs took %v", n, took)
