@@ -146,11 +146,11 @@ func (ks *keyspace) collect() int64 {
 	return freed + ks.dropped.Swap(0)
 }
 
-// Memory handed back. The Go runtime returns freed heap to the operating
-// system slowly (its scavenger takes about 1% of a CPU), and collects only
-// as the heap grows, which a server that stopped writing does not: after
-// the expiry of many keys or the DEL of a large value, it would keep their
-// memory for minutes. So once the keys dropped since the last time make up
+// Memory handed back. The Go runtime collects only as the heap grows (or
+// every two minutes), which a server that stopped writing does not do:
+// after the expiry of many keys or the DEL of a large value it kept their
+// memory for minutes, and its scavenger returns a collected heap's pages
+// at its own pace. So once the keys dropped since the last time make up
 // at least reclaimMin bytes (an eighth of it once dropping has stopped) and
 // half the live heap, the background goroutine collects and returns the
 // free memory at once (debug.FreeOSMemory), no more often than every
