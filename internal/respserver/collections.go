@@ -1,7 +1,9 @@
 package respserver
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -616,21 +618,77 @@ func cmdZPopMin(c *conn, args [][]byte) {
 	s.dropIfEmpty(key, e)
 }
 
-// ZRANGE key start stop [WITHSCORES]: by index only.
+// ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count]
+// [WITHSCORES], as valkey's zrangeGenericCommand: the options, then the
+// range, then the key.
 func cmdZRange(c *conn, args [][]byte) {
-	withScores := false
-	for _, a := range args[4:] {
-		if !eqFold(a, "withscores") {
-			c.addError(msgSyntax) // BYSCORE, BYLEX, REV, LIMIT: not supported
+	const (
+		byRank = iota
+		byScore
+		byLex
+	)
+	by, rev, withScores := byRank, false, false
+	offset, limit := int64(0), int64(-1)
+	for j := 4; j < len(args); j++ {
+		switch a := args[j]; {
+		case eqFold(a, "withscores"):
+			withScores = true
+		case eqFold(a, "limit") && len(args)-j-1 >= 2:
+			var ok1, ok2 bool
+			offset, ok1 = parseInt(args[j+1])
+			limit, ok2 = parseInt(args[j+2])
+			if !ok1 || !ok2 {
+				c.addError(msgNotInteger)
+				return
+			}
+			j += 2
+		case !rev && eqFold(a, "rev"):
+			rev = true
+		case by == byRank && eqFold(a, "bylex"):
+			by = byLex
+		case by == byRank && eqFold(a, "byscore"):
+			by = byScore
+		default:
+			c.addError(msgSyntax)
 			return
 		}
-		withScores = true
 	}
-	start, ok1 := parseInt(args[2])
-	stop, ok2 := parseInt(args[3])
-	if !ok1 || !ok2 {
-		c.addError(msgNotInteger)
+	if limit != -1 && by == byRank {
+		c.addError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
+	}
+	if withScores && by == byLex {
+		c.addError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	lo, hi := args[2], args[3]
+	if rev && by != byRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	var start, stop int64
+	var scores scoreRange
+	var lex lexRange
+	switch by {
+	case byRank:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(lo)
+		stop, ok2 = parseInt(hi)
+		if !ok1 || !ok2 {
+			c.addError(msgNotInteger)
+			return
+		}
+	case byScore:
+		var ok bool
+		if scores, ok = parseScoreRange(lo, hi); !ok {
+			c.addError("ERR min or max is not a float")
+			return
+		}
+	case byLex:
+		var ok bool
+		if lex, ok = parseLexRange(lo, hi); !ok {
+			c.addError("ERR min or max not valid string range item")
+			return
+		}
 	}
 	s := c.srv.ks.shard(args[1])
 	s.mu.RLock()
@@ -645,25 +703,183 @@ func cmdZRange(c *conn, args [][]byte) {
 		return
 	}
 	z := e.obj.(*zset)
-	from, to, empty := rangeIndexes(start, stop, z.len())
-	if empty {
-		c.addArray(0)
+	// The members in range have the ranks [from, to).
+	var from, to int
+	switch by {
+	case byRank: // REV counts from the end
+		f, t, empty := rangeIndexes(start, stop, z.len())
+		if !empty {
+			from, to = f, t+1
+			if rev {
+				from, to = z.len()-1-t, z.len()-f
+			}
+		}
+	case byScore:
+		from, to = z.sl.count(scores.below), z.sl.count(scores.upTo)
+	case byLex:
+		from, to = z.sl.count(lex.below), z.sl.count(lex.upTo)
+	}
+	if by != byRank {
+		from, to = window(from, to, offset, limit, rev, z.len())
+	}
+	c.addZRange(z, from, max(from, to), rev, withScores)
+}
+
+// window narrows the ranks [from, to) of a range to LIMIT offset count, as
+// valkey does for a sorted set of up to 128 members: an offset past the
+// set, or below 0, leaves nothing; a count below 0 is no limit. REV counts
+// the offset from the end.
+func window(from, to int, offset, limit int64, rev bool, n int) (int, int) {
+	if offset < 0 || offset > 0 && offset >= int64(n) {
+		return 0, 0
+	}
+	if rev {
+		to -= int(offset)
+		if limit >= 0 && int64(to-from) > limit {
+			from = to - int(limit)
+		}
+		return from, to
+	}
+	from += int(offset)
+	if limit >= 0 && int64(to-from) > limit {
+		to = from + int(limit)
+	}
+	return from, to
+}
+
+// addZRange replies with the members of ranks [from, to), in reverse when
+// rev.
+func (c *conn) addZRange(z *zset, from, to int, rev, withScores bool) {
+	n := to - from
+	if withScores && c.proto == 2 {
+		c.addArray(2 * n)
+	} else {
+		c.addArray(n)
+	}
+	if n == 0 {
 		return
 	}
-	n := to - from + 1
-	switch {
-	case !withScores:
-		c.addArray(n)
-	case c.proto == 3:
-		c.addArray(n)
-	default:
-		c.addArray(2 * n)
+	nodes := make([]*znode, 0, n)
+	for x := z.at(from); len(nodes) < n; x = x.next[0].to {
+		nodes = append(nodes, x)
 	}
-	for x := z.at(from); n > 0; x, n = x.next[0].to, n-1 {
+	if rev {
+		slices.Reverse(nodes)
+	}
+	for _, x := range nodes {
 		if withScores {
 			c.addScored(x.zitem, true)
 		} else {
 			c.addBulkString(x.member)
 		}
 	}
+}
+
+// scoreRange is a range of scores of ZRANGE BYSCORE; below and upTo tell
+// whether a member is below it and not above it.
+type scoreRange struct {
+	min, max     float64
+	minEx, maxEx bool
+}
+
+func (r scoreRange) below(x *znode) bool {
+	return r.minEx && x.score <= r.min || !r.minEx && x.score < r.min
+}
+
+func (r scoreRange) upTo(x *znode) bool {
+	return r.maxEx && x.score < r.max || !r.maxEx && x.score <= r.max
+}
+
+// parseScoreRange parses ZRANGE BYSCORE's min and max as valkey's
+// zslParseRange: a '(' for an exclusive end, then a float as C's strtod
+// reads it.
+func parseScoreRange(min, max []byte) (r scoreRange, ok bool) {
+	end := func(b []byte) (float64, bool, bool) {
+		ex := len(b) > 0 && b[0] == '('
+		if ex {
+			b = b[1:]
+		}
+		f, ok := parseStrtod(b)
+		return f, ex, ok
+	}
+	var ok1, ok2 bool
+	r.min, r.minEx, ok1 = end(min)
+	r.max, r.maxEx, ok2 = end(max)
+	return r, ok1 && ok2
+}
+
+// parseStrtod parses b whole as C's strtod, and refuses nan: leading white
+// space, a sign, decimal or hexadecimal, inf and infinity; too large a
+// number is an infinity, too small one 0; "" is 0 (strtod converts
+// nothing and stops at its end).
+func parseStrtod(b []byte) (float64, bool) {
+	s := string(b)
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	switch {
+	case s == "":
+		return 0, true
+	case t == "" || strings.IndexByte(t, '_') >= 0:
+		return 0, false
+	}
+	unsigned := strings.TrimLeft(t, "+-")
+	if len(t)-len(unsigned) > 1 {
+		return 0, false
+	}
+	if len(unsigned) > 1 && unsigned[0] == '0' && unsigned[1]|0x20 == 'x' && !strings.ContainsAny(t, "pP") {
+		t += "p0"
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// lexRange is a range of members of ZRANGE BYLEX.
+type lexRange struct{ min, max lexEnd }
+
+// lexEnd is an end of a lexRange: "-" (below every member, inf -1), "+"
+// (above every one, inf 1), or a member, exclusive or not.
+type lexEnd struct {
+	s   string
+	inf int
+	ex  bool
+}
+
+// cmp compares m with e.
+func (e lexEnd) cmp(m string) int {
+	if e.inf != 0 {
+		return -e.inf
+	}
+	return strings.Compare(m, e.s)
+}
+
+func (r lexRange) below(x *znode) bool {
+	c := r.min.cmp(x.member)
+	return r.min.ex && c <= 0 || !r.min.ex && c < 0
+}
+
+func (r lexRange) upTo(x *znode) bool {
+	c := r.max.cmp(x.member)
+	return r.max.ex && c < 0 || !r.max.ex && c <= 0
+}
+
+// parseLexRange parses ZRANGE BYLEX's min and max as valkey's
+// zslParseLexRange: "-", "+", or '(' or '[' and a member.
+func parseLexRange(min, max []byte) (r lexRange, ok bool) {
+	end := func(b []byte) (lexEnd, bool) {
+		switch {
+		case string(b) == "-":
+			return lexEnd{inf: -1, ex: true}, true
+		case string(b) == "+":
+			return lexEnd{inf: 1, ex: true}, true
+		case len(b) > 0 && (b[0] == '(' || b[0] == '['):
+			return lexEnd{s: string(b[1:]), ex: b[0] == '('}, true
+		}
+		return lexEnd{}, false
+	}
+	var ok1, ok2 bool
+	r.min, ok1 = end(min)
+	r.max, ok2 = end(max)
+	return r, ok1 && ok2
 }

@@ -24,9 +24,10 @@ import (
 // under the race detector).
 //
 // The generator sticks to what both servers do alike by design. Left
-// out: SPOP (it picks at random), what this server does not have (ZRANGE BYSCORE, BYLEX, REV and LIMIT), trims with
-// "~" (exact here, by whole nodes in valkey), and times that could pass
-// during the run: an expiry is in the past, or far ahead, or invalid.
+// out: SPOP (it picks at random), ZRANGE BYLEX on a set of several scores
+// (valkey's answer depends on the set's encoding), trims with "~" (exact
+// here, by whole nodes in valkey), and times that could pass during the
+// run: an expiry is in the past, or far ahead, or invalid.
 // Replies that depend on the clock are compared by form: TTL and PTTL
 // within a second, and XADD's "*" IDs (on a stream of their own); those
 // in no set order (HGETALL, SMEMBERS) as sorted.
@@ -343,7 +344,10 @@ func (g *cmdGen) zset() []string {
 	case 0:
 		return []string{"zscore", key, g.member()}
 	case 1:
-		return []string{"zcard", key}
+		if g.rng.IntN(4) == 0 {
+			return []string{"zcard", key}
+		}
+		return g.zrange(key)
 	case 2:
 		return []string{"zrem", key, g.member(), g.member()}
 	case 3:
@@ -353,20 +357,68 @@ func (g *cmdGen) zset() []string {
 		}
 		return cmd
 	case 4:
-		cmd := []string{"zrange", key, g.integer(), g.integer()}
-		if g.rng.IntN(2) == 0 {
-			cmd = append(cmd, g.pick("withscores", "WITHSCORES", "bogus"))
+		return g.zrange(key)
+	case 5:
+		if g.rng.IntN(2) == 0 { // a set of one score, for BYLEX
+			if g.rng.IntN(4) == 0 {
+				return []string{"zrem", lexSet, g.member(), g.member()}
+			}
+			return []string{"zadd", lexSet, "0", g.member(), "0", g.member(), "0", g.member()}
 		}
-		return cmd
 	}
 	cmd := []string{"zadd", key}
 	for range g.rng.IntN(3) {
 		cmd = append(cmd, g.pick("nx", "xx", "gt", "lt", "ch", "incr", "CH"))
 	}
-	for range 1 + g.rng.IntN(3) {
+	for range 1 + g.rng.IntN(5) {
 		cmd = append(cmd, g.score(), g.member())
 	}
 	return cmd
+}
+
+// lexSet is the sorted set ZRANGE BYLEX looks at: its members all have the
+// score 0, else the order BYLEX assumes does not hold and valkey's answer
+// depends on its encoding.
+const lexSet = "zlex"
+
+func (g *cmdGen) zrange(key string) []string {
+	cmd := []string{"zrange", key}
+	switch g.rng.IntN(4) {
+	case 0:
+		cmd = append(cmd, g.integer(), g.integer())
+	case 1:
+		cmd = append(cmd, g.scoreEnd(), g.scoreEnd(), "byscore")
+	case 2: // on lexSet, or a key that is no sorted set
+		cmd[1] = g.pick(lexSet, lexSet, lexSet, "k0", "h0", "none")
+		cmd = append(cmd, g.lexEnd(), g.lexEnd(), "bylex")
+	default:
+		cmd = append(cmd, g.integer(), g.scoreEnd())
+	}
+	for range g.rng.IntN(3) {
+		switch o := g.pick("rev", "withscores", "limit", "REV", "byscore", "bylex", "bogus", "limit"); o {
+		case "limit":
+			cmd = append(cmd, o, g.pick("0", "1", "2", "-1", "5", "abc", "100"), g.pick("0", "1", "2", "-1", "-5", "3", "abc"))
+		default:
+			cmd = append(cmd, o)
+		}
+	}
+	// The options may come in any order.
+	opts := cmd[4:]
+	g.rng.Shuffle(len(opts), func(i, j int) { opts[i], opts[j] = opts[j], opts[i] })
+	return cmd
+}
+
+func (g *cmdGen) scoreEnd() string {
+	ex := g.pick("", "", "(")
+	if g.rng.IntN(2) == 0 {
+		return ex + strconv.Itoa(g.rng.IntN(10)-3)
+	}
+	return ex + g.pick("inf", "-inf", "+inf", "1e400", "-1e400", "1e-400", "", " 1", "0x10", "0x1.8", "nan",
+		"abc", "(", "1.5", "-0", ".5", "5.", "1e", "1_0", "  ", "+-1", "infinity", "0x")
+}
+
+func (g *cmdGen) lexEnd() string {
+	return g.pick("-", "+", "[a", "(a", "[b", "(c", "[", "(", "a", "", "[m1", "(e", "+x", "-x", "[d", "(m2")
 }
 
 func (g *cmdGen) xadd() []string {

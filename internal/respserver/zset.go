@@ -162,6 +162,19 @@ func (sl *skiplist) delete(it zitem) {
 	sl.n--
 }
 
+// count returns how many nodes from the first pred holds for, pred being
+// true of the nodes up to some rank and false after.
+func (sl *skiplist) count(pred func(*znode) bool) int {
+	x, rank := sl.head, 0
+	for k := sl.level - 1; k >= 0; k-- {
+		for x.next[k].to != nil && pred(x.next[k].to) {
+			rank += x.next[k].span
+			x = x.next[k].to
+		}
+	}
+	return rank
+}
+
 // byRank returns the node at rank (1 is the first), which exists.
 func (sl *skiplist) byRank(rank int) *znode {
 	x, traversed := sl.head, 0

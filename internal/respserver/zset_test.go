@@ -1,6 +1,7 @@
 package respserver
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -121,4 +122,96 @@ func TestZAddScales(t *testing.T) {
 	if string(c.out) != ":200000\r\n" {
 		t.Errorf("ZCARD %q", c.out)
 	}
+}
+
+// TestZRangeByScoreAndLex: ZRANGE BYSCORE and BYLEX, with REV and LIMIT,
+// on a set larger than the differential test builds, against a filter of
+// all members.
+func TestZRangeByScoreAndLex(t *testing.T) {
+	srv := New(nil)
+	c := newConn(srv, discardConn{})
+	do := func(args ...string) string {
+		c.out = c.out[:0]
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		c.exec(b)
+		return string(c.out)
+	}
+	const n = 1000
+	var all []zitem
+	for i := range n {
+		m := fmt.Sprintf("m%04d", i)
+		score := float64(i%100) / 2
+		do("zadd", "z", strconv.FormatFloat(score, 'f', -1, 64), m)
+		do("zadd", "lex", "0", m)
+		all = append(all, zitem{score, m})
+	}
+	slices.SortFunc(all, func(a, b zitem) int {
+		if a.less(b) {
+			return -1
+		}
+		return 1
+	})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		lo, hi := float64(rng.IntN(60))-5, float64(rng.IntN(60))-5
+		loEx, hiEx := rng.IntN(2) == 0, rng.IntN(2) == 0
+		rev := rng.IntN(2) == 0
+		offset, limit := rng.IntN(30), rng.IntN(40)-5
+		var want []string
+		for _, it := range all {
+			if (loEx && it.score > lo || !loEx && it.score >= lo) && (hiEx && it.score < hi || !hiEx && it.score <= hi) {
+				want = append(want, it.member)
+			}
+		}
+		if rev {
+			slices.Reverse(want)
+		}
+		want = want[min(offset, len(want)):]
+		if limit >= 0 {
+			want = want[:min(limit, len(want))]
+		}
+		end := func(f float64, ex bool) string {
+			if ex {
+				return "(" + strconv.FormatFloat(f, 'f', -1, 64)
+			}
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		args := []string{"zrange", "z", end(lo, loEx), end(hi, hiEx), "byscore", "limit", strconv.Itoa(offset), strconv.Itoa(limit)}
+		lexArgs := []string{"zrange", "lex", "[" + fmt.Sprintf("m%04d", int(lo)*20), "(" + fmt.Sprintf("m%04d", int(hi)*20), "bylex", "limit", strconv.Itoa(offset), strconv.Itoa(limit)}
+		if rev {
+			args[2], args[3] = args[3], args[2]
+			args = append(args, "rev")
+			lexArgs[2], lexArgs[3] = lexArgs[3], lexArgs[2]
+			lexArgs = append(lexArgs, "rev")
+		}
+		if got, w := do(args...), bulks(want); got != w {
+			t.Fatalf("%q: %q, want %q", args, got, w)
+		}
+		var wantLex []string
+		for i := max(int(lo)*20, 0); i < min(int(hi)*20, n); i++ {
+			wantLex = append(wantLex, fmt.Sprintf("m%04d", i))
+		}
+		if rev {
+			slices.Reverse(wantLex)
+		}
+		wantLex = wantLex[min(offset, len(wantLex)):]
+		if limit >= 0 {
+			wantLex = wantLex[:min(limit, len(wantLex))]
+		}
+		if got, w := do(lexArgs...), bulks(wantLex); got != w {
+			t.Fatalf("%q: %q, want %q", lexArgs, got, w)
+		}
+	}
+}
+
+// bulks is the RESP2 array of bulk strings of ms.
+func bulks(ms []string) string {
+	s := fmt.Sprintf("*%d\r\n", len(ms))
+	for _, m := range ms {
+		s += fmt.Sprintf("$%d\r\n%s\r\n", len(m), m)
+	}
+	return s
 }
