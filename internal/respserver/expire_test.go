@@ -132,9 +132,14 @@ func TestExpireCycleBounded(t *testing.T) {
 	}
 	slices.Sort(holds)
 	// A GC pause or a preemption of the thread, on a busy machine, may
-	// land inside one: look at the 99th percentile.
-	if p := holds[len(holds)*99/100]; p > time.Millisecond {
-		t.Errorf("99%% of samples held the lock up to %v, want under 1ms (median %v)", p, holds[len(holds)/2])
+	// land inside one: look at the 99th percentile, and allow the race
+	// detector (several times slower) more.
+	p99, median := holds[len(holds)*99/100], holds[len(holds)/2]
+	if raceEnabled {
+		p99, median = p99/5, median/5
+	}
+	if p99 > time.Millisecond || median > 100*time.Microsecond {
+		t.Errorf("samples held the lock %v at the median, up to %v for 99%% of them; want under 100µs and 1ms", holds[len(holds)/2], holds[len(holds)*99/100])
 	}
 	if ks.collect() < int64(n*9/10)*keyBytes {
 		t.Errorf("freed bytes not counted")
