@@ -489,6 +489,11 @@ func cmdZAdd(c *conn, args [][]byte) {
 	var score float64
 	if e != nil {
 		z := e.obj.(*zset)
+		longest := 0
+		for j := 1; j < len(pairs); j += 2 {
+			longest = max(longest, len(pairs[j]))
+		}
+		z.willAdd(len(scores), longest)
 		for j, sc := range scores {
 			member := string(pairs[2*j+1])
 			cur, exists := z.scores[member]
@@ -508,14 +513,19 @@ func cmdZAdd(c *conn, args [][]byte) {
 			}
 			score = sc
 			done++
-			// -0 is stored as 0, as valkey stores it in a sorted set of up
-			// to 128 members (a larger one keeps -0); INCR replies -0.
+			if !exists {
+				z.adding(member)
+			}
+			// A listpack stores -0 as 0; INCR replies -0 all the same.
+			if !z.skiplist {
+				sc += 0
+			}
 			switch {
 			case !exists:
-				z.set(member, sc+0)
+				z.set(member, sc)
 				added++
 			case sc != cur:
-				z.set(member, sc+0)
+				z.set(member, sc)
 				changed++
 			}
 		}
@@ -720,18 +730,43 @@ func cmdZRange(c *conn, args [][]byte) {
 		from, to = z.sl.count(lex.below), z.sl.count(lex.upTo)
 	}
 	if by != byRank {
-		from, to = window(from, to, offset, limit, rev, z.len())
+		from, to = window(from, to, offset, limit, rev, z)
 	}
 	c.addZRange(z, from, max(from, to), rev, withScores)
 }
 
 // window narrows the ranks [from, to) of a range to LIMIT offset count, as
-// valkey does for a sorted set of up to 128 members: an offset past the
-// set, or below 0, leaves nothing; a count below 0 is no limit. REV counts
-// the offset from the end.
-func window(from, to int, offset, limit int64, rev bool, n int) (int, int) {
-	if offset < 0 || offset > 0 && offset >= int64(n) {
+// valkey does: an offset past the set leaves nothing, a count below 0 is no
+// limit, and REV counts the offset from the end. An offset below 0 leaves
+// nothing of a set valkey holds as a listpack; of a skip list, it counts
+// from the range's other end (zslNthInRange).
+func window(from, to int, offset, limit int64, rev bool, z *zset) (int, int) {
+	n := int64(z.len())
+	switch {
+	case offset > 0 && offset >= n, offset < 0 && !z.skiplist, from >= to:
 		return 0, 0
+	case offset < 0 && offset < -n:
+		return 0, 0
+	case offset < 0 && rev: // from the range's first member, backwards
+		top := from + int(-offset-1)
+		if top >= to {
+			return 0, 0
+		}
+		to = top + 1
+		if limit >= 0 && int64(to-from) > limit {
+			from = to - int(limit)
+		}
+		return from, to
+	case offset < 0: // from the range's last members, forwards
+		start := to + int(offset)
+		if start < from {
+			return 0, 0
+		}
+		from = start
+		if limit >= 0 && int64(to-from) > limit {
+			to = from + int(limit)
+		}
+		return from, to
 	}
 	if rev {
 		to -= int(offset)

@@ -41,6 +41,7 @@ func TestDifferential(t *testing.T) {
 		for _, rc := range []*rawClient{a, b} {
 			rc.do("hello", proto)
 			rc.do("flushall")
+			rc.do(bigZAdd()...)
 		}
 		g := &cmdGen{rng: rand.New(rand.NewPCG(uint64(seed), 26)), now: nowMS()}
 		var recent []string
@@ -176,7 +177,12 @@ func (g *cmdGen) keyOf(keys ...string) string {
 	return g.pick(keys...)
 }
 
-func (g *cmdGen) member() string { return g.pick("a", "b", "c", "d", "e", "m1", "m2", "") }
+func (g *cmdGen) member() string {
+	if g.rng.IntN(200) == 0 { // longer than a listpack holds: a skip list from then on
+		return strings.Repeat("long", 17)
+	}
+	return g.pick("a", "b", "c", "d", "e", "m1", "m2", "", "b7", "b100")
+}
 
 // integer is an argument where an integer is expected: mostly small ones,
 // and what the parsers trip on.
@@ -339,7 +345,10 @@ func (g *cmdGen) integers() []string {
 }
 
 func (g *cmdGen) zset() []string {
-	key := g.keyOf("z0", "z1")
+	key := g.keyOf("z0", "z1", "z0", bigSet)
+	if g.rng.IntN(40) == 0 {
+		return bigZAdd()
+	}
 	switch g.rng.IntN(8) {
 	case 0:
 		return []string{"zscore", key, g.member()}
@@ -372,6 +381,23 @@ func (g *cmdGen) zset() []string {
 	}
 	for range 1 + g.rng.IntN(5) {
 		cmd = append(cmd, g.score(), g.member())
+	}
+	return cmd
+}
+
+// bigSet is a sorted set of more than 128 members, which valkey holds as a
+// skip list, not a listpack: -0 stays -0, and a negative LIMIT offset
+// counts from the end. bigZAdd makes it (again).
+const bigSet = "zbig"
+
+func bigZAdd() []string {
+	cmd := []string{"zadd", bigSet}
+	for i := range 150 {
+		score := strconv.Itoa(i%40 - 10)
+		if i%25 == 0 {
+			score = "-0"
+		}
+		cmd = append(cmd, score, "b"+strconv.Itoa(i))
 	}
 	return cmd
 }

@@ -1,7 +1,9 @@
 package respserver
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
@@ -74,6 +76,30 @@ func TestRepliesMatchValkey(t *testing.T) {
 		[]string{"zadd", "zi", "incr", "-inf", "m"},
 		[]string{"zadd", "zi", "gt", "ch", "1", "m", "2", "n"},
 		[]string{"zrange", "zi", "0", "-1", "withscores"},
+	)
+	// Sets valkey holds as skip lists (more than 128 members, or a member
+	// longer than 64 bytes): -0 stays, a negative LIMIT offset counts from
+	// the end.
+	skip, lex := []string{"zadd", "zskip"}, []string{"zadd", "zlexbig"}
+	for i := range 150 {
+		skip = append(skip, strconv.Itoa(i%40-10), "b"+strconv.Itoa(i))
+		lex = append(lex, "0", fmt.Sprintf("m%03d", i))
+	}
+	cmds = append(cmds, skip, lex,
+		[]string{"zadd", "zskip", "-0", "z"},
+		[]string{"zscore", "zskip", "z"},
+		[]string{"zadd", "zlong", "-0", "a"},
+		[]string{"zadd", "zlong", "-0", strings.Repeat("x", 65)},
+		[]string{"zadd", "zlong", "-0", "b"},
+		[]string{"zrange", "zlong", "0", "-1", "withscores"},
+		[]string{"zrange", "zskip", "0", "5", "byscore", "limit", "-3", "5"},
+		[]string{"zrange", "zskip", "5", "0", "byscore", "rev", "limit", "-2", "100"},
+		[]string{"zrange", "zskip", "-inf", "+inf", "byscore", "limit", "-5", "-1", "withscores"},
+		[]string{"zrange", "zskip", "0", "5", "byscore", "limit", "-200", "3"},
+		[]string{"zrange", "zlexbig", "[m010", "(m020", "bylex", "limit", "-1", "3"},
+		[]string{"zrange", "zlexbig", "+", "-", "bylex", "rev", "limit", "-150", "2"},
+		[]string{"zrange", "zlexbig", "[m100", "+", "bylex", "limit", "-51", "2"},
+		[]string{"zrange", "zi", "0", "5", "byscore", "limit", "-1", "3"},
 	)
 	// Many pairs, a member given twice, NX, XX and CH, then ZPOPMIN of most
 	// of them.

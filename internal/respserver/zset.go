@@ -9,6 +9,32 @@ import "math/rand/v2"
 type zset struct {
 	scores map[string]float64
 	sl     skiplist
+	// skiplist: valkey would hold this set as a skip list, not a listpack
+	// (see grow); a few replies differ between the two.
+	skiplist bool
+}
+
+// Valkey's zset-max-listpack-entries and zset-max-listpack-value.
+const (
+	zListpackEntries = 128
+	zListpackValue   = 64
+)
+
+// willAdd notes a ZADD of n pairs whose longest member has longest bytes,
+// as valkey's zsetTypeCreate and zsetTypeMaybeConvert do: past 128 pairs
+// or 64 bytes, the set is a skip list, for good.
+func (z *zset) willAdd(n, longest int) {
+	if n > zListpackEntries || longest > zListpackValue {
+		z.skiplist = true
+	}
+}
+
+// adding notes that member is about to be added, as valkey's zsetAdd
+// does: past 128 members or 64 bytes, the set becomes a skip list.
+func (z *zset) adding(member string) {
+	if z.len()+1 > zListpackEntries || len(member) > zListpackValue {
+		z.skiplist = true
+	}
 }
 
 type zitem struct {
