@@ -46,8 +46,9 @@ first runs unmeasured over each transport for a tenth of -n (or of
 server. When RDMA cannot be used it still runs TCP, says why RDMA did not
 run, and exits 1.
 
---tcp-engine chooses what drives the TCP connections (pool.Options'
-TCPEngine): netpoll, the default, or gnet; the reports name it.
+--tcp-engine chooses what drives the clients' TCP connections
+(pool.Options.TCPEngine): netpoll, the default, or gnet; the reports name
+it.
 
 A server that sends no reply for --timeout (10 s) ends the run with an
 error; after --duration's end, a request still in flight gets the longer of
