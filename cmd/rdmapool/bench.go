@@ -46,6 +46,10 @@ first runs unmeasured over each transport for a tenth of -n (or of
 server. When RDMA cannot be used it still runs TCP, says why RDMA did not
 run, and exits 1.
 
+--tcp-engine chooses what drives the clients' TCP connections
+(pool.Options.TCPEngine): netpoll, the default, or gnet; the reports name
+it.
+
 A server that sends no reply for --timeout (10 s) ends the run with an
 error; after --duration's end, a request still in flight gets the longer of
 the duration and 1 s, within --timeout. SIGINT or SIGTERM stops the run; a
@@ -72,7 +76,7 @@ type benchFlags struct {
 	threads                    int
 	tests                      string
 	quiet, csv, json           bool
-	transport                  string
+	transport, tcpEngine       string
 	plot                       string
 	duration, warmup, timeout  time.Duration
 	spinWait                   time.Duration
@@ -80,6 +84,7 @@ type benchFlags struct {
 	defaultWarmup              bool // --warmup not given
 
 	policy pool.Policy
+	engine pool.TCPEngine
 	both   bool
 	parsed []benchrun.Test
 }
@@ -103,6 +108,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "output in JSON format")
 	fs.IntVar(&f.keyspace, "r", 0, "use random keys below this keyspace for SET/GET/INCR/MSET (key:__rand_int__)")
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
+	fs.StringVar(&f.tcpEngine, "tcp-engine", "netpoll", "what drives the TCP connections: netpoll (the Go runtime's, as net.Dial) or gnet (the pool's gnet event loops)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s); with -n too, until the first of the two")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
 	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
@@ -199,6 +205,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		}
 		f.policy = p
 	}
+	engine, err := pool.ParseTCPEngine(strings.ToLower(f.tcpEngine))
+	if err != nil || f.tcpEngine == "" {
+		return nil, fmt.Errorf("--tcp-engine %q: want netpoll or gnet", f.tcpEngine)
+	}
+	f.engine = engine
 	tests, err := benchrun.ParseTests(f.tests)
 	if err != nil {
 		return nil, fmt.Errorf("-t: %v", err)
@@ -266,7 +277,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		return 2
 	}
 	cfg := benchrun.Config{
-		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy,
+		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy, TCPEngine: f.engine,
 		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
 		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
 	}
@@ -329,7 +340,11 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		info = io.Discard
 	}
 	describe := func(o *benchrun.Outcome) {
-		fmt.Fprintf(info, "server: %s; transport: %s (%s)\n", describeServer(server, cfg), o.Transport, o.Reason)
+		engine := ""
+		if o.TCPEngine != "" {
+			engine = "; tcp engine: " + o.TCPEngine
+		}
+		fmt.Fprintf(info, "server: %s; transport: %s (%s)%s\n", describeServer(server, cfg), o.Transport, o.Reason, engine)
 		if text && !f.quiet {
 			fmt.Fprintln(info)
 		}
@@ -468,7 +483,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		}
 		benchrun.WriteQuietCompare(stdout, rdma, tcp)
 	default:
-		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d\n", describeServer(server, cfg), f.clients, f.size, cfg.Pipeline)
+		fmt.Fprintf(stdout, "server: %s; %d clients, %d bytes payload, pipeline %d; tcp engine: %s\n", describeServer(server, cfg), f.clients, f.size, cfg.Pipeline, f.engine)
 		if rdma == nil {
 			fmt.Fprintf(stdout, "rdma: did not run: %v\n", rdmaDown)
 		}

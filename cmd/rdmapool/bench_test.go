@@ -44,6 +44,8 @@ func TestBenchBadFlags(t *testing.T) {
 	}{
 		{[]string{"-t", "set,nope"}, `-t: unknown test "nope"`},
 		{[]string{"--transport", "udp"}, `--transport "udp": want rdma, tcp, auto or both`},
+		{[]string{"--tcp-engine", "epoll"}, `--tcp-engine "epoll": want netpoll or gnet`},
+		{[]string{"--tcp-engine", ""}, `--tcp-engine "": want netpoll or gnet`},
 		{[]string{"-c", "0"}, "-c 0: need at least 1 client"},
 		{[]string{"-n", "0"}, "-n 0: need at least 1 request"},
 		{[]string{"-P", "0"}, "-P 0: the pipeline must be at least 1"},
@@ -200,6 +202,28 @@ func TestBenchJSON(t *testing.T) {
 		if _, ok := res[k]; !ok {
 			t.Errorf("json result lacks %q", k)
 		}
+	}
+}
+
+// TestBenchTCPEngine: --tcp-engine reaches the pool, and the reports name
+// the engine that ran: the transport line, --json's tcp_engine.
+func TestBenchTCPEngine(t *testing.T) {
+	for _, engine := range []string{"netpoll", "gnet"} {
+		code, stdout, stderr := runBench(t, "--transport", "tcp", "--tcp-engine", engine, "-n", "200", "-c", "2", "-P", "4", "-t", "set,get", "--json")
+		if code != 0 {
+			t.Fatalf("--tcp-engine %s: exit %d, stderr %s", engine, code, stderr)
+		}
+		var rep benchrun.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%v:\n%s", err, stdout)
+		}
+		if len(rep.Runs) != 1 || rep.Runs[0].TCPEngine != engine || len(rep.Runs[0].Results) != 2 {
+			t.Errorf("--tcp-engine %s: json %s", engine, stdout)
+		}
+	}
+	code, _, stderr := runBench(t, "--transport", "tcp", "-n", "100", "-c", "1", "-t", "ping_inline", "-q")
+	if code != 0 || !strings.Contains(stderr, "transport: tcp (--transport tcp); tcp engine: netpoll") {
+		t.Errorf("default engine: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -157,6 +157,10 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	c.sending.Store(false)
 	var lat int64
 	for got := 0; ; {
+		// The replies a read completed share its latency: one record with
+		// their count, not one a reply (a pipeline's replies mostly come
+		// in one read).
+		from := got
 		for got < k {
 			n, isErr, err := skipReply(c.in[c.r:c.w])
 			if err != nil {
@@ -170,9 +174,9 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			}
 			c.r += n
 			got++
-			if record {
-				c.hist.RecordValue(min(max(lat, histLowest), histHighest))
-			}
+		}
+		if record && got > from {
+			c.hist.RecordValues(min(max(lat, histLowest), histHighest), int64(got-from))
 		}
 		if got == k {
 			c.busy.Store(0)

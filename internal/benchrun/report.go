@@ -27,7 +27,11 @@ func WriteText(w io.Writer, o *Outcome, r *Result) {
 	if o.Pipeline > 1 {
 		fmt.Fprintf(w, "  pipeline: %d\n", o.Pipeline)
 	}
-	fmt.Fprintf(w, "  transport: %s\n", o.Transport)
+	if o.TCPEngine != "" {
+		fmt.Fprintf(w, "  transport: %s (engine %s)\n", o.Transport, o.TCPEngine)
+	} else {
+		fmt.Fprintf(w, "  transport: %s\n", o.Transport)
+	}
 	fmt.Fprintf(w, "\nLatency by percentile distribution:\n")
 	if r.Hist != nil {
 		brackets := r.Hist.CumulativeDistribution()

@@ -33,6 +33,8 @@ type Config struct {
 	// RDMA are the options of the RDMA connections (pool.Options.RDMA);
 	// nil means the defaults.
 	RDMA *qp.Options
+	// TCPEngine drives the TCP connections (pool.Options.TCPEngine).
+	TCPEngine pool.TCPEngine
 
 	Clients int // connections, one request pipeline each
 	// Requests per test; with Duration too, each test stops at the first
@@ -91,6 +93,9 @@ type Result struct {
 // test's result.
 type Outcome struct {
 	Transport pool.Transport `json:"transport"`
+	// TCPEngine is the engine that drove the TCP connections ("netpoll"
+	// or "gnet"); empty when every connection used RDMA.
+	TCPEngine string `json:"tcp_engine,omitempty"`
 	// Reason says why this transport: the policy, or why RDMA was not used.
 	Reason   string   `json:"reason"`
 	Fallback string   `json:"fallback,omitempty"` // pool.Stats().LastFallback, if any
@@ -270,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	p, err := pool.New(pool.Options{
 		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
-		MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
 	if err != nil {
 		return nil, err
@@ -292,6 +297,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if c.Transport() != out.Transport {
 			out.Transport = "mixed"
 		}
+	}
+	if out.Transport != pool.RDMA {
+		out.TCPEngine = cfg.TCPEngine.String()
 	}
 	st := p.Stats()
 	if st.LastFallback != nil {
