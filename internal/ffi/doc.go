@@ -11,8 +11,9 @@
 // with CGO_ENABLED=0 purego's fakecgo provides the runtime hooks it needs, which
 // is why this package imports purego.
 //
-// Direct2 and Direct3 (direct.go) make the same call without runtime.cgocall,
-// for C functions that return promptly and never block: the data-path verbs.
+// Direct2 and Direct3 (direct_linux.go) make the same call without
+// runtime.cgocall, for C functions that return promptly and never block: the
+// data-path verbs.
 //
 // Rules for callers: every argument is an integer or the address of C memory
 // (never of Go memory: a Go stack may move and the garbage collector does not
