@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -245,5 +246,47 @@ func TestDeviceRemovedFallsBack(t *testing.T) {
 	t.Logf("after removal: dials %v, fallback %v", st.Dials, st.LastFallback)
 	if st.LastFallback == nil {
 		t.Error("fell back without saying why")
+	}
+}
+
+// TestPoolNoStaleReply: against valkey-server, callers that write a
+// request and close their PooledConn without reading the reply alternate
+// with callers that read theirs, on a pool of one connection: none of the
+// latter reads another's reply (each abandoned connection is closed, not
+// pooled).
+func TestPoolNoStaleReply(t *testing.T) {
+	tg := valkeyServer(t)
+	for _, eng := range []TCPEngine{TCPNetpoll, TCPGnet} {
+		t.Run(eng.String(), func(t *testing.T) {
+			p := newPool(t, Options{Addr: tg.tcp, Policy: TCPOnly, TCPEngine: eng, MaxOpen: 1})
+			ctx := context.Background()
+			stale := 0
+			for i := range 200 {
+				c, err := p.Get(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				arg := fmt.Sprintf("%08d", i)
+				if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nECHO\r\n$8\r\n%s\r\n", arg); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 0 { // gives up on the reply
+					c.Close()
+					continue
+				}
+				want := "$8\r\n" + arg + "\r\n"
+				got := make([]byte, len(want))
+				if _, err := io.ReadFull(c, got); err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want {
+					stale++
+				}
+				c.Close()
+			}
+			if stale != 0 {
+				t.Errorf("%d of 100 callers read another's reply", stale)
+			}
+		})
 	}
 }

@@ -1,6 +1,26 @@
-// Package pool gives Valkey clients connections that use RDMA where it works
-// and TCP where it does not, behind one Conn interface, from a pool per
+// Package pool gives Go services connections that use RDMA where it works
+// and TCP where it does not, behind one Conn interface, from a Pool per
 // target.
+//
+// A Pool dials by its Policy: Auto (the default) tries RDMA and falls back
+// to TCP when RDMA is unavailable here or at the target (no libraries, no
+// device, no route, nothing on the RDMA port), and says so: every such
+// connection is counted in Stats by reason and given to
+// Options.OnFallback. A Dialer keeps a Pool per address for client
+// libraries (go-redis's Options.Dialer, valkey-go's DialCtxFn), so that
+// they use RDMA with no other change.
+//
+// Nothing here needs cgo: the RDMA libraries are loaded at the first RDMA
+// dial (package loader). On TCP, a Conn is a *net.TCPConn behind the Conn
+// contract (TCPNetpoll, the default) or a connection on gnet's event loops
+// (TCPGnet). Options.Network replaces both transports; package pooltest
+// has one in memory for tests.
+//
+// Pool.Get hands out a PooledConn, which Close returns to the pool when it
+// is between requests (every reply read) and closes otherwise. Where the
+// connection offers them, a PooledConn has the zero-copy calls
+// (ZeroCopyReader, ZeroCopyWriter), whose slices are leases: valid until
+// Release or Commit.
 package pool
 
 import (
@@ -31,7 +51,8 @@ const (
 //   - when the peer closes, Read returns what it sent, then io.EOF.
 //
 // Where a transport can do without copies, its Conn also implements
-// ZeroCopyReader and ZeroCopyWriter (the RDMA one does).
+// ZeroCopyReader and ZeroCopyWriter (the RDMA one does), and so does the
+// PooledConn that Get hands out for it.
 type Conn interface {
 	net.Conn
 	// Transport reports which transport the connection uses.

@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
-	"sync/atomic"
 	"time"
-
-	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 // dialSpec says how a Get dials, for a Dialer's client library.
@@ -17,28 +15,14 @@ type dialSpec struct {
 	tls *tls.Config // TCP with TLS, whatever the policy; never reused
 }
 
-// dial opens a connection by the pool's policy, or as ds says. After a
-// failed dial, the next waits out a backoff (doubling from MinBackoff to
-// MaxBackoff), within ctx; a dial that fails because ctx ended is not a
-// failure of the target, and neither counts nor backs off. The pool's
-// Close ends the wait and cancels the dial; a connection dialled as the
-// pool closed is closed, and dial returns ErrClosed.
+// dial opens a connection by the pool's policy, or as ds says, at once: a
+// failed dial sets the backoff that paces the background top-up to
+// MinIdle (doubling from MinBackoff to MaxBackoff), but no Get waits for
+// it. A dial that fails because ctx ended is not a failure of the target
+// and neither counts nor backs off. The pool's Close cancels the dial; a
+// connection dialled as the pool closed is closed, and dial returns
+// ErrClosed.
 func (p *Pool) dial(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
-	p.mu.Lock()
-	wait := time.Until(p.nextDial)
-	p.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-p.stopped.Done():
-			t.Stop()
-			return nil, ErrClosed
-		}
-	}
 	timeout := p.opts.DialTimeout
 	if ds != nil && ds.nd != nil && ds.nd.Timeout > 0 {
 		timeout = min(timeout, ds.nd.Timeout)
@@ -76,13 +60,14 @@ func (p *Pool) dial(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
 		p.reportFallback(fe)
 	}
 	now := time.Now()
-	return &poolEntry{conn: c, pool: p, created: now, lastUsed: now, once: ds != nil && ds.tls != nil}, nil
+	return newEntry(p, c, now, ds != nil && ds.tls != nil), nil
 }
 
 // dialTransport dials RDMA or TCP as the policy says. Auto falls back to
 // TCP when RDMA is unavailable and sticks to TCP for RDMARetryInterval; for
 // each TCP connection it makes meanwhile it returns the FallbackError to
-// report once the connection is the caller's.
+// report once the connection is the caller's. A TCP dial that fails after a
+// fallback returns a *DialError, which keeps both reasons.
 func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *FallbackError, error) {
 	var nd *net.Dialer
 	if ds != nil {
@@ -102,10 +87,10 @@ func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *Fallback
 		p.mu.Unlock()
 	}
 	if tryRDMA {
-		c, err := qp.Dial(ctx, p.opts.RDMAAddr, p.opts.RDMA)
+		c, err := p.net.DialRDMA(ctx, p.opts.RDMAAddr, p.opts.RDMA)
 		if err == nil {
 			p.dials[0].Add(1)
-			return rdmaConn{c}, nil, nil
+			return c, nil, nil
 		}
 		reason := fallbackReason(err)
 		if p.opts.Policy == RDMAOnly || reason == "" {
@@ -117,13 +102,46 @@ func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *Fallback
 		p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
 		p.mu.Unlock()
 	}
-	c, err := dialTCP(ctx, nd, p.opts.Addr)
+	c, err := p.net.DialTCP(ctx, p.opts.Addr, nd)
 	if err != nil {
+		if fe != nil {
+			err = &DialError{TCP: err, Fallback: fe}
+		}
 		return nil, nil, err
 	}
 	p.dials[1].Add(1)
 	return c, fe, nil
 }
+
+// DialError is the error of a dial that did not use RDMA (Auto, RDMA
+// unavailable) and failed over TCP. Its text is the TCP error's, then why
+// RDMA was not used, and errors.Is and errors.As see both: a refused
+// connection matches syscall.ECONNREFUSED, and a *FallbackError has the
+// RDMA reason. A TCP timeout makes it a timeout (net.Error).
+type DialError struct {
+	TCP      error          // the TCP dial's error, a *net.OpError
+	Fallback *FallbackError // why RDMA was not used
+}
+
+func (e *DialError) Error() string {
+	return fmt.Sprintf("%v (RDMA not used: %s: %v)", e.TCP, e.Fallback.Reason, e.Fallback.Err)
+}
+
+func (e *DialError) Unwrap() []error { return []error{e.TCP, e.Fallback} }
+
+// Timeout reports whether the TCP dial timed out.
+func (e *DialError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.TCP, &ne) && ne.Timeout()
+}
+
+// Temporary is the TCP error's.
+func (e *DialError) Temporary() bool {
+	var ne interface{ Temporary() bool }
+	return errors.As(e.TCP, &ne) && ne.Temporary()
+}
+
+var _ net.Error = (*DialError)(nil)
 
 // dialTLS dials TCP and does the TLS handshake, both within ctx. Under
 // Auto, the connection is a fallback (RDMA has no TLS) to report, but the
@@ -136,7 +154,7 @@ func (p *Pool) dialTLS(ctx context.Context, ds *dialSpec) (Conn, *FallbackError,
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	c, err := dialTCP(ctx, ds.nd, p.opts.Addr)
+	c, err := p.net.DialTCP(ctx, p.opts.Addr, ds.nd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +171,7 @@ func (p *Pool) dialTLS(ctx context.Context, ds *dialSpec) (Conn, *FallbackError,
 	return tlsConn{tc}, fe, nil
 }
 
-// tlsConn is TLS over a TCPConn, as a Conn.
+// tlsConn is TLS over a TCP Conn, as a Conn.
 type tlsConn struct{ *tls.Conn }
 
 func (tlsConn) Transport() Transport { return TCP }
@@ -171,134 +189,7 @@ func (p *Pool) reportFallback(fe *FallbackError) {
 	}
 }
 
-// PooledConn is a connection from a Pool, as one Get handed it out. Each
-// Get returns a new PooledConn, even for a connection used before, so a
-// PooledConn stands for one use: Close returns the connection to the pool
-// unless an error was seen on it, when it is closed for good; Discard always
-// closes it. Once either has been called, the PooledConn is spent: further
-// Closes and Discards do nothing, and Read, Write and the deadline setters
-// fail with an error matching net.ErrClosed, whoever uses the connection
-// now. A Close while a Read, Write or deadline setter of the PooledConn is
-// still running (from another goroutine, as net.Conn allows) closes the
-// connection for good, which ends that call: back in the pool, the call
-// would share it with the connection's next user. (Conn, the connection itself, is not guarded:
-// do not keep it past Close.)
-type PooledConn struct {
-	Conn
-	e     *poolEntry
-	done  atomic.Bool  // Close or Discard was called
-	calls atomic.Int32 // Reads, Writes and deadline setters running now
-}
-
-// poolEntry is a connection the pool holds, idle or handed out.
-type poolEntry struct {
-	conn     Conn
-	pool     *Pool
-	created  time.Time
-	lastUsed time.Time
-	broken   atomic.Bool
-	once     bool // closed when it comes back, never reused (TLS)
-}
-
-// handle hands e out: a new PooledConn for this use of it.
-func (e *poolEntry) handle() *PooledConn { return &PooledConn{Conn: e.conn, e: e} }
-
-// Read reads, and marks the connection broken on any error, a timeout
-// included: a request whose reply was not read leaves the connection out of
-// step with the protocol.
-func (c *PooledConn) Read(b []byte) (int, error) {
-	c.calls.Add(1) // before the look at done: see Close
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return 0, c.spent("read")
-	}
-	n, err := c.Conn.Read(b)
-	if err != nil {
-		c.e.broken.Store(true)
-	}
-	return n, err
-}
-
-// Write writes, and marks the connection broken on any error.
-func (c *PooledConn) Write(b []byte) (int, error) {
-	c.calls.Add(1) // before the look at done: see Close
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return 0, c.spent("write")
-	}
-	n, err := c.Conn.Write(b)
-	if err != nil {
-		c.e.broken.Store(true)
-	}
-	return n, err
-}
-
-// SetDeadline sets the connection's deadlines; Close clears them.
-func (c *PooledConn) SetDeadline(t time.Time) error {
-	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return c.spent("set")
-	}
-	return c.Conn.SetDeadline(t)
-}
-
-// SetReadDeadline sets the connection's read deadline; Close clears it.
-func (c *PooledConn) SetReadDeadline(t time.Time) error {
-	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return c.spent("set")
-	}
-	return c.Conn.SetReadDeadline(t)
-}
-
-// SetWriteDeadline sets the connection's write deadline; Close clears it.
-func (c *PooledConn) SetWriteDeadline(t time.Time) error {
-	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return c.spent("set")
-	}
-	return c.Conn.SetWriteDeadline(t)
-}
-
-// spent is the error of a call on a PooledConn after its Close or Discard.
-func (c *PooledConn) spent(op string) error {
-	return &net.OpError{Op: op, Net: string(c.Transport()), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: net.ErrClosed}
-}
-
-// Close returns the connection to its pool, or closes it for good if a Read
-// or Write of this PooledConn is still running. Calling it again, or after
-// Discard, does nothing.
-func (c *PooledConn) Close() error {
-	if c.done.Swap(true) {
-		return nil
-	}
-	// A call that began before the Swap is counted by now; one that
-	// begins after it sees done and fails.
-	if c.calls.Load() > 0 {
-		c.e.pool.discard(c.e)
-		return nil
-	}
-	c.e.conn.SetDeadline(time.Time{})
-	c.e.pool.put(c.e)
-	return nil
-}
-
-// Discard closes the connection for good and frees its place in the pool.
-// Calling it again, or after Close, does nothing.
-func (c *PooledConn) Discard() error {
-	if c.done.Swap(true) {
-		return nil
-	}
-	c.e.pool.discard(c.e)
-	return nil
-}
-
 var errTLSRDMA = errors.New("rdmapool: RDMA has no TLS; use policy auto or tcp to connect with TLS over TCP")
-
-var _ net.Conn = (*PooledConn)(nil)
 
 // callerGaveUp reports whether ctx has ended, or its deadline has passed: a
 // connect times out on the deadline itself, which can be a moment before

@@ -15,10 +15,20 @@ import (
 //	rdb := redis.NewClient(&redis.Options{Addr: addr, Dialer: d.DialContext})
 //	vk, _ := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DialCtxFn: d.DialValkey})
 //
-// The client libraries keep their own idle connections, so a connection
-// from a Dialer is closed for good when the client closes it; the Pool
-// chooses the transport, counts and bounds what is open (MaxOpen), backs off
-// after failures and records fallbacks.
+// The zero value is ready to use, and adds no limit of its own: the client
+// library's pool decides how many connections it opens. The client keeps
+// its own idle connections, so a connection from a Dialer is closed for
+// good when the client closes it; the Pool chooses the transport, counts
+// what is open and records fallbacks (Stats, Options.OnFallback). A failed
+// dial fails at once, with no backoff of the Dialer's: the client runs its
+// own.
+//
+// A Dialer has one Pool per address, shared by every client that dials
+// through it: two clients of the same address count against one MaxOpen,
+// and their fallbacks are one Pool's. With MaxOpen set, a dial past it
+// waits for a connection to close, for WaitTimeout at most, and then
+// fails with an error matching ErrExhausted. Give clients that must not
+// share a limit a Dialer each.
 type Dialer struct {
 	// Options is the template for each target's Pool; its Addr is ignored
 	// (the client gives it). RDMAPort maps the TCP port to the RDMA one.
@@ -71,7 +81,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 //
 // With a TLS config, RDMA (which has no TLS) is not used: policy RDMAOnly
 // fails, the others connect over TCP with TLS, through the Pool (counted
-// and bounded by MaxOpen, with its dial timeout and backoff), and Auto
+// and bounded by MaxOpen, with its dial timeout), and Auto
 // records each such connection as a fallback (ReasonTLS) without making the
 // Pool's other dials use TCP. Without a ServerName, the config takes the
 // target's host, as tls.Dialer does.
@@ -83,11 +93,11 @@ func (d *Dialer) DialValkey(ctx context.Context, addr string, nd *net.Dialer, cf
 	if cfg != nil && p.opts.Policy == RDMAOnly {
 		return nil, &net.OpError{Op: "dial", Net: "rdma", Err: errTLSRDMA}
 	}
-	c, err := p.get(ctx, &dialSpec{nd: nd, tls: cfg})
+	e, err := p.get(ctx, &dialSpec{nd: nd, tls: cfg})
 	if err != nil {
 		return nil, err
 	}
-	return clientConn{c}, nil
+	return e.client(), nil
 }
 
 func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
@@ -95,18 +105,12 @@ func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.Get(ctx)
+	e, err := p.get(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return clientConn{c}, nil
+	return e.client(), nil
 }
-
-// clientConn is a pooled connection handed to a client library: its Close
-// closes it for good.
-type clientConn struct{ *PooledConn }
-
-func (c clientConn) Close() error { return c.Discard() }
 
 // Stats returns the stats of each target's pool.
 func (d *Dialer) Stats() map[string]Stats {

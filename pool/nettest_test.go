@@ -30,13 +30,23 @@ func TestNetConnTCP(t *testing.T) {
 }
 
 // TestNetConnPooled: a PooledConn, as Get hands it out (with Discard for
-// Close), over TCP and, where this machine has an RDMA device, over RDMA.
+// Close), over each TCP engine and, where this machine has an RDMA device,
+// over RDMA; and a Dialer's connection, as a client library gets it.
 func TestNetConnPooled(t *testing.T) {
-	t.Run("tcp", func(t *testing.T) {
-		peers := newPeerServer(t)
-		p := newPool(t, Options{Addr: peers.addr(), Policy: TCPOnly})
-		nettest.TestConn(t, pipe(pooled(p), peers.accept))
-	})
+	for _, eng := range []TCPEngine{TCPNetpoll, TCPGnet} {
+		t.Run("tcp-"+eng.String(), func(t *testing.T) {
+			peers := newPeerServer(t)
+			p := newPool(t, Options{Addr: peers.addr(), Policy: TCPOnly, TCPEngine: eng})
+			nettest.TestConn(t, pipe(pooled(p), peers.accept))
+		})
+		t.Run("dialer-"+eng.String(), func(t *testing.T) {
+			peers := newPeerServer(t)
+			d := &Dialer{Options: Options{Policy: TCPOnly, TCPEngine: eng}}
+			defer d.Close()
+			dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", peers.addr()) }
+			nettest.TestConn(t, pipe(dial, peers.accept))
+		})
+	}
 	t.Run("rdma", func(t *testing.T) {
 		rdmatest.Require(t)
 		opts := &qp.Options{RecvBufferSize: 16 << 10}
@@ -68,20 +78,23 @@ func pipe(dial, accept func(context.Context) (net.Conn, error)) nettest.MakePipe
 	}
 }
 
-// pooled dials by p.Get, as the Dialer hands connections to clients: a
-// clientConn, whose Close is Discard. The suite expects Close to close the
-// connection (its peer to see EOF, pending calls to return), where a
-// PooledConn's Close hands the connection back to the pool for the next
-// Get, which would hand it out again with its peer gone.
+// pooled dials by p.Get, with Discard for Close: the suite expects Close
+// to close the connection (its peer to see EOF, pending calls to return),
+// where a PooledConn's Close may hand the connection back to the pool for
+// the next Get, which would hand it out again with its peer gone.
 func pooled(p *Pool) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
 		c, err := p.Get(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return clientConn{c}, nil
+		return discardOnClose{c}, nil
 	}
 }
+
+type discardOnClose struct{ PooledConn }
+
+func (c discardOnClose) Close() error { return c.Discard() }
 
 // peerServer hands each accepted TCP connection to accept.
 type peerServer struct {

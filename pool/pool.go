@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -27,9 +28,13 @@ type Options struct {
 	Policy Policy
 	// MinIdle connections are kept open, dialled in the background.
 	MinIdle int
-	// MaxOpen bounds the connections open at once, idle or in use; Get
-	// waits at the limit. 0 means 16.
+	// MaxOpen bounds the connections open at once, idle or in use; 0 (the
+	// default) means no bound. At the bound, Get waits for a connection to
+	// come back, for WaitTimeout at most.
 	MaxOpen int
+	// WaitTimeout bounds a Get's wait at MaxOpen, whatever its context;
+	// the Get then fails with an error matching ErrExhausted. 0 means 5 s.
+	WaitTimeout time.Duration
 	// MaxIdleTime closes connections idle for longer; 0 means 5 minutes,
 	// negative never.
 	MaxIdleTime time.Duration
@@ -41,8 +46,10 @@ type Options struct {
 	// RDMARetryInterval is how long Auto uses TCP after a fallback before
 	// it tries RDMA again; 0 means 30 s.
 	RDMARetryInterval time.Duration
-	// MinBackoff and MaxBackoff bound the wait between failed dials; 0
-	// means 10 ms and 2 s.
+	// MinBackoff and MaxBackoff bound the wait between the failed dials
+	// of the background top-up to MinIdle; 0 means 10 ms and 2 s. A Get
+	// never waits for them: it dials at once, and a failed dial fails at
+	// once (client libraries run their own backoff).
 	MinBackoff, MaxBackoff time.Duration
 	// OnFallback, if set, is called (on the dialling goroutine, once the
 	// connection is made) for every connection that uses TCP although RDMA
@@ -53,6 +60,13 @@ type Options struct {
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options
+	// TCPEngine chooses what drives TCP connections: TCPNetpoll (the
+	// default) or TCPGnet.
+	TCPEngine TCPEngine
+	// Network, if set, dials the connections instead of qp.Dial and the
+	// TCP engine (package pooltest has an in-memory one); TCPEngine is
+	// then ignored.
+	Network Network
 }
 
 // Stats are a pool's counters.
@@ -71,9 +85,15 @@ type Stats struct {
 // ErrClosed is returned by Get on a closed pool; it matches net.ErrClosed.
 var ErrClosed = fmt.Errorf("rdmapool: pool closed: %w", net.ErrClosed)
 
+// ErrExhausted is matched by the error of a Get that waited at MaxOpen
+// until WaitTimeout passed or its context ended (the error then matches
+// the context's error too).
+var ErrExhausted = errors.New("rdmapool: pool exhausted: MaxOpen connections in use")
+
 // Pool holds connections to one target.
 type Pool struct {
 	opts Options
+	net  Network
 
 	mu        sync.Mutex
 	idle      []*poolEntry // LIFO: the most recently used is reused first
@@ -121,11 +141,19 @@ func New(opts Options) (*Pool, error) {
 			opts.RDMAAddr = net.JoinHostPort(host, fmt.Sprint(opts.RDMAPort))
 		}
 	}
+	switch opts.TCPEngine {
+	case TCPNetpoll, TCPGnet:
+	default:
+		return nil, fmt.Errorf("rdmapool: pool: unknown %v", opts.TCPEngine)
+	}
 	if opts.MaxOpen <= 0 {
-		opts.MaxOpen = 16
+		opts.MaxOpen = math.MaxInt
 	}
 	if opts.MinIdle > opts.MaxOpen {
 		opts.MinIdle = opts.MaxOpen
+	}
+	if opts.WaitTimeout <= 0 {
+		opts.WaitTimeout = 5 * time.Second
 	}
 	if opts.MaxIdleTime == 0 {
 		opts.MaxIdleTime = 5 * time.Minute
@@ -143,27 +171,38 @@ func New(opts Options) (*Pool, error) {
 		opts.MaxBackoff = 2 * time.Second
 	}
 	p := &Pool{
-		opts: opts, fallbacks: map[FallbackReason]uint64{},
+		opts: opts, net: opts.Network, fallbacks: map[FallbackReason]uint64{},
 		done: make(chan struct{}), kick: make(chan struct{}, 1),
+	}
+	if p.net == nil {
+		p.net = netDefault{engine: opts.TCPEngine}
 	}
 	p.stopped, p.stop = context.WithCancel(context.Background())
 	go p.maintain()
 	return p, nil
 }
 
-// Get returns an idle connection, or dials one, or waits for one when
-// MaxOpen are open, until ctx ends. Close the connection to return it. The
-// PooledConn is new each time: once closed, it no longer touches the
-// connection, which a later Get may hand to someone else.
-func (p *Pool) Get(ctx context.Context) (*PooledConn, error) { return p.get(ctx, nil) }
+// Get returns an idle connection, or dials one, or, when MaxOpen are
+// open, waits for one to come back until ctx ends or WaitTimeout passes
+// (ErrExhausted). Close the connection to return it. The PooledConn is new
+// each time: once closed, it no longer touches the connection, which a
+// later Get may hand to someone else.
+func (p *Pool) Get(ctx context.Context) (PooledConn, error) {
+	e, err := p.get(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.handle(), nil
+}
 
 // get is Get, dialling as ds says when it dials (nil: the pool's way). A
 // TLS connection is dialled afresh, never reused: it takes a free place,
 // or the place of the least recently used idle connection, which it
 // closes, or waits for one.
-func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
+func (p *Pool) get(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
 	fresh := ds != nil && ds.tls != nil
 	var waitStart time.Time
+	var waitTimer *time.Timer
 	defer func() {
 		if !waitStart.IsZero() {
 			p.waitNanos.Add(int64(time.Since(waitStart)))
@@ -193,7 +232,7 @@ func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
 				p.discard(c)
 				continue
 			}
-			return c.handle(), nil
+			return c, nil
 		}
 		var lru *poolEntry
 		if p.open >= p.opts.MaxOpen && fresh && len(p.idle) > 0 {
@@ -216,7 +255,7 @@ func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
 				p.release()
 				return nil, err
 			}
-			return c.handle(), nil
+			return c, nil
 		}
 		w := make(chan struct{}, 1)
 		p.waiters = append(p.waiters, w)
@@ -224,25 +263,36 @@ func (p *Pool) get(ctx context.Context, ds *dialSpec) (*PooledConn, error) {
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			p.waits.Add(1)
+			waitTimer = time.NewTimer(p.opts.WaitTimeout)
+			defer waitTimer.Stop()
 		}
 		select {
 		case <-w:
+		case <-waitTimer.C:
+			p.unwait(w)
+			return nil, fmt.Errorf("%w (%d open; waited %v)", ErrExhausted, p.opts.MaxOpen, p.opts.WaitTimeout)
 		case <-ctx.Done():
-			p.mu.Lock()
-			for i, x := range p.waiters {
-				if x == w {
-					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-					break
-				}
-			}
-			p.mu.Unlock()
-			select {
-			case <-w: // a slot was handed to us meanwhile: pass it on
-				p.notify()
-			default:
-			}
-			return nil, ctx.Err()
+			p.unwait(w)
+			return nil, fmt.Errorf("%w (%d open): %w", ErrExhausted, p.opts.MaxOpen, ctx.Err())
 		}
+	}
+}
+
+// unwait takes a Get that gave up off the waiters; a slot handed to it
+// meanwhile goes to the next.
+func (p *Pool) unwait(w chan struct{}) {
+	p.mu.Lock()
+	for i, x := range p.waiters {
+		if x == w {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	select {
+	case <-w: // a slot was handed to us meanwhile: pass it on
+		p.notify()
+	default:
 	}
 }
 

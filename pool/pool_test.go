@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,10 +70,10 @@ func TestPoolLimitAndWait(t *testing.T) {
 	ping(t, a)
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := p.Get(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Get at the limit: %v, want context.DeadlineExceeded", err)
+	if _, err := p.Get(short); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrExhausted) {
+		t.Fatalf("Get at the limit: %v, want ErrExhausted and context.DeadlineExceeded", err)
 	}
-	got := make(chan *PooledConn, 1)
+	got := make(chan PooledConn, 1)
 	go func() {
 		c, err := p.Get(ctx)
 		if err != nil {
@@ -85,7 +86,7 @@ func TestPoolLimitAndWait(t *testing.T) {
 	}
 	a.Close()
 	c := <-got
-	if c.Conn != a.Conn {
+	if c.pooled().Conn != a.pooled().Conn {
 		t.Errorf("the waiter did not get the returned connection")
 	}
 	ping(t, c)
@@ -200,24 +201,49 @@ func TestPoolMinIdle(t *testing.T) {
 	}
 }
 
-func TestPoolDialFailureBacksOff(t *testing.T) {
+func TestPoolDialFailureNoWait(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: 100 * time.Millisecond})
-	for range 2 {
-		if _, err := p.Get(context.Background()); err == nil {
-			t.Fatal("Get succeeded with nothing listening")
+	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: time.Minute, MaxBackoff: time.Hour})
+	for range 3 {
+		start := time.Now()
+		_, err := p.Get(context.Background())
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("Get with nothing listening: %v, want connection refused", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a refused Get took %v", d)
 		}
 	}
-	if st := p.Stats(); st.DialErrors != 2 || st.Open != 0 {
+	if st := p.Stats(); st.DialErrors != 3 || st.Open != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	// Within the backoff a Get with a shorter deadline does not dial.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := p.Get(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Get during the backoff: %v", err)
+	p.mu.Lock()
+	next := p.nextDial
+	p.mu.Unlock()
+	if time.Until(next) < 30*time.Second {
+		t.Errorf("after failed dials the top-up may dial again at %v, want a backoff of a minute", next)
+	}
+}
+
+// TestPoolMinIdleBacksOff: the background top-up to MinIdle waits out the
+// backoff after a failed dial, while a Get dials at once.
+func TestPoolMinIdleBacksOff(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinIdle: 2, MinBackoff: time.Minute, MaxBackoff: time.Hour})
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().DialErrors == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the maintainer would dial again now
+	if st := p.Stats(); st.DialErrors != 1 {
+		t.Errorf("the top-up dialled %d times in its backoff, want once", st.DialErrors)
+	}
+	if _, err := p.Get(context.Background()); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Get in the top-up's backoff: %v, want it to dial and be refused", err)
 	}
 }
 
@@ -301,8 +327,8 @@ func TestPoolStaleHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b == a || b.Conn != a.Conn {
-		t.Fatalf("the second Get: handle %p conn %p, first %p conn %p; want a new handle for the same connection", b, b.Conn, a, a.Conn)
+	if b == a || b.pooled().Conn != a.pooled().Conn {
+		t.Fatalf("the second Get: handle %p conn %p, first %p conn %p; want a new handle for the same connection", b, b.pooled().Conn, a, a.pooled().Conn)
 	}
 	a.Close()
 	a.Discard()
@@ -314,7 +340,7 @@ func TestPoolStaleHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Conn == b.Conn {
+	if c.pooled().Conn == b.pooled().Conn {
 		t.Fatal("the connection in use was handed out again")
 	}
 	if _, err := a.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
@@ -351,7 +377,7 @@ func TestPoolCloseDuringRead(t *testing.T) {
 		_, err := a.Read(make([]byte, 1)) // nothing comes
 		readErr <- err
 	}()
-	for a.calls.Load() == 0 {
+	for a.pooled().calls.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	a.Close()
@@ -371,7 +397,7 @@ func TestPoolCloseDuringRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if b.Conn == a.Conn {
+	if b.pooled().Conn == a.pooled().Conn {
 		t.Fatal("the connection of the running Read was handed out again")
 	}
 	ping(t, b)
@@ -401,23 +427,6 @@ func wantGetErr(t *testing.T, errc <-chan error, what string) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("%s still waits 5 s after Close", what)
-	}
-}
-
-// TestPoolCloseEndsBackoff: Close wakes a Get that waits out the dial
-// backoff, which returns ErrClosed, not a connection dialled afterwards.
-func TestPoolCloseEndsBackoff(t *testing.T) {
-	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
-	p.mu.Lock()
-	p.backoff, p.nextDial = time.Minute, time.Now().Add(time.Minute) // as after failed dials
-	p.mu.Unlock()
-	errc := getAsync(p, context.Background())
-	time.Sleep(50 * time.Millisecond) // it waits out the backoff
-	p.Close()
-	wantGetErr(t, errc, "Get in the backoff")
-	if st := p.Stats(); st.Open != 0 || st.Dials[TCP] != 0 {
-		t.Errorf("after Close: %+v", st)
 	}
 }
 
@@ -480,49 +489,6 @@ func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	}
 }
 
-// TestAutoFallbackEveryConn: every connection Auto makes over TCP is
-// reported, those that did not try RDMA again (within RDMARetryInterval)
-// included.
-func TestAutoFallbackEveryConn(t *testing.T) {
-	if rdmatest.Available() {
-		t.Skip("this machine has RDMA; the fallback from missing RDMA is tested on the host")
-	}
-	s := newEchoServer(t)
-	var hooked []*FallbackError
-	var mu sync.Mutex
-	p := newPool(t, Options{Addr: s.addr(), OnFallback: func(fe *FallbackError) {
-		mu.Lock()
-		hooked = append(hooked, fe)
-		mu.Unlock()
-	}})
-	const n = 3
-	for range n {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close() // hold them: each Get dials
-		if c.Transport() != TCP {
-			t.Fatalf("transport %s, want tcp", c.Transport())
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(hooked) != n {
-		t.Fatalf("OnFallback called %d times for %d TCP connections", len(hooked), n)
-	}
-	for i, fe := range hooked {
-		if fe.Skipped != (i > 0) || fe.Reason != hooked[0].Reason || fe.Err != hooked[0].Err {
-			t.Errorf("fallback %d: %+v, want the first's reason and error, skipped %v", i, fe, i > 0)
-		}
-	}
-	t.Logf("a later fallback: %v", hooked[n-1])
-	st := p.Stats()
-	if st.Fallbacks[hooked[0].Reason] != n || st.LastFallback != hooked[n-1] || st.Dials[TCP] != n {
-		t.Errorf("stats %+v, want %d fallbacks and TCP dials", st, n)
-	}
-}
-
 // TestPoolNewBadPolicy: New rejects a Policy that is none of the three.
 func TestPoolNewBadPolicy(t *testing.T) {
 	if p, err := New(Options{Addr: "127.0.0.1:1", Policy: Policy(7)}); err == nil {
@@ -537,7 +503,7 @@ func TestPoolIdleSlotsCleared(t *testing.T) {
 	s := newEchoServer(t)
 	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 3})
 	ctx := context.Background()
-	var cs []*PooledConn
+	var cs []PooledConn
 	for range 3 {
 		c, err := p.Get(ctx)
 		if err != nil {
@@ -574,4 +540,20 @@ func TestPoolIdleSlotsCleared(t *testing.T) {
 		t.Errorf("after evicting two: %+v", st)
 	}
 	tailClear("after evictIdle")
+}
+
+// TestPoolTCPEngineOption: New rejects an unknown engine; the names parse.
+func TestPoolTCPEngineOption(t *testing.T) {
+	if p, err := New(Options{Addr: "127.0.0.1:1", TCPEngine: TCPEngine(7)}); err == nil {
+		p.Close()
+		t.Fatal("New accepted TCPEngine(7)")
+	}
+	for _, e := range []TCPEngine{TCPNetpoll, TCPGnet} {
+		if got, err := ParseTCPEngine(e.String()); err != nil || got != e {
+			t.Errorf("ParseTCPEngine(%q) = %v, %v", e.String(), got, err)
+		}
+	}
+	if _, err := ParseTCPEngine("epoll"); err == nil {
+		t.Error(`ParseTCPEngine("epoll") succeeded`)
+	}
 }

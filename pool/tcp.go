@@ -50,18 +50,18 @@ import (
 // The n returned counts it, so the stream stays consistent for a caller
 // that continues with p[n:].
 //
-// Reading is not flow-controlled, and what arrives is buffered without
-// bound. gnet v2 cannot stop reading a connection (no call pauses one, its
-// poller is internal, and bytes OnTraffic leaves unconsumed go to gnet's
-// own inbound buffer, which grows the same way), so the event loop reads
-// whatever the peer sends as it arrives, and the kernel's receive window,
-// which holds back the peer of a net.Conn nobody reads, never closes. Until
-// Read drains them, all those bytes stay in the connection's buffer: a peer
-// that sends 64 MiB to a caller that does not read leaves nearly all of it
-// in user space. A Valkey client, which reads every reply, holds at most
-// the replies to the requests it has sent. There is no cap: one that failed
-// the connection would also fail a legitimate large reply read slowly
-// (valkey-server's bulk strings go up to 512 MB).
+// Reading is not flow-controlled by the kernel: gnet v2 cannot stop
+// reading a connection (no call pauses one or takes it off its poller, and
+// bytes OnTraffic leaves unconsumed go to gnet's own inbound buffer, which
+// grows the same way), so the event loop reads whatever the peer sends as
+// it arrives, and the kernel's receive window, which holds back the peer
+// of a net.Conn nobody reads, never closes. What bounds it is
+// tcpMaxInbound: once more than that is received and unread, the
+// connection is closed, and Read returns what was buffered, then an error
+// matching ErrInboundLimit (what arrived last, past the bound, is dropped).
+// A Valkey client, which reads every reply as it
+// comes, stays far below it; a caller that stops reading a connection
+// should use engine TCPNetpoll, whose peer the kernel stops.
 type TCPConn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
@@ -86,6 +86,7 @@ type TCPConn struct {
 	closed  bool  // Close was called
 	gone    bool  // gnet closed the connection (OnClose)
 	goneErr error // the error OnClose gave, nil if we closed it
+	over    bool  // more than tcpMaxInbound arrived unread: OnTraffic closed it
 
 	avail  atomic.Bool   // there is data, or gnet closed the connection: a spinning Read looks at it
 	rdy    chan struct{} // cap 1: data arrived or the state changed
@@ -120,6 +121,9 @@ const (
 	// tcpKeepInbound is the largest inbound buffer a connection keeps once
 	// it has read everything; a larger one goes back to the pool.
 	tcpKeepInbound = 64 << 10
+	// tcpMaxInbound bounds the bytes a connection holds received and
+	// unread; past it, OnTraffic closes the connection.
+	tcpMaxInbound = 64 << 20
 	// The bounds of the backoff between looks at gnet's outbound buffer:
 	// gnet tells nobody when it has drained it.
 	tcpProbeMin = 20 * time.Microsecond
@@ -168,6 +172,11 @@ const tcpSpinMinProcs = 2
 
 var errTCPRegister = errors.New("gnet: the event loop could not register the connection")
 
+// ErrInboundLimit is matched by the error a TCPConn's Read returns, once
+// the buffered data is read, when the connection was closed because its
+// peer had sent more than 64 MiB that nobody read (see TCPConn).
+var ErrInboundLimit = errors.New("rdmapool: tcp (gnet): over 64 MiB received and unread; connection closed")
+
 // tcpInPool is ours alone, so that its size calibration follows what TCP
 // connections receive.
 var tcpInPool bytebufferpool.Pool
@@ -193,27 +202,13 @@ func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error)
 	}
 	// gnet's Client.Dial is net.Dial with neither a context nor a timeout,
 	// and Client.DialContext's "context" is only a value to attach. So we
-	// connect with net.Dialer, which ctx cancels in the kernel's connect
-	// itself (no goroutine or socket outlives it), and give the socket to
-	// gnet with Client.EnrollContext: it duplicates the descriptor,
-	// registers the duplicate with an event loop, closes ours, and returns
-	// once OnOpen has run.
-	var d net.Dialer
-	if nd != nil {
-		d = *nd
-		d.Timeout, d.Deadline = 0, time.Time{}
-	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	// connect with net.Dialer (connectTCP) and give the socket to gnet with
+	// Client.EnrollContext: it duplicates the descriptor, registers the
+	// duplicate with an event loop, closes ours, and returns once OnOpen
+	// has run.
+	nc, err := connectTCP(ctx, nd, addr)
 	if err != nil {
 		releaseTCPEngine()
-		// The net package reports a passed deadline as the context's error
-		// or as the socket's (before the context has noticed), whichever
-		// came first; match both.
-		var oe *net.OpError
-		var ne net.Error
-		if errors.As(err, &oe) && errors.As(err, &ne) && ne.Timeout() && tcpDeadlinePassed(ctx) {
-			oe.Err = tcpDialTimeout{}
-		}
 		return nil, err
 	}
 	tc := &TCPConn{
@@ -665,13 +660,22 @@ func (tc *TCPConn) opError(op string, err error) error {
 }
 
 // onTraffic runs on the event loop: it moves what arrived into our buffer
-// and wakes a waiting reader.
-func (tc *TCPConn) onTraffic(c gnet.Conn) {
+// and wakes a waiting reader. It reports whether that would leave more than
+// tcpMaxInbound unread, which closes the connection (what arrived last is
+// then dropped).
+func (tc *TCPConn) onTraffic(c gnet.Conn) bool {
 	data, _ := c.Next(-1) // everything; gnet's own buffer stays empty
 	if len(data) == 0 {
-		return
+		return false
 	}
 	tc.mu.Lock()
+	if tc.in != nil && len(tc.in.B)-tc.off+len(data) > tcpMaxInbound {
+		// Not appended: the connection closes, and the buffer does not
+		// grow past the bound.
+		tc.over = true
+		tc.mu.Unlock()
+		return true
+	}
 	if !tc.closed {
 		if tc.in == nil {
 			tc.in = tcpInPool.Get()
@@ -680,11 +684,19 @@ func (tc *TCPConn) onTraffic(c gnet.Conn) {
 			tc.in.B = tc.in.B[:copy(tc.in.B, tc.in.B[tc.off:])]
 			tc.off = 0
 		}
+		if need := len(tc.in.B) + len(data); need > cap(tc.in.B) {
+			// Doubling, where append grows a large slice by a quarter: a
+			// buffer filling towards tcpMaxInbound leaves less garbage.
+			b := make([]byte, len(tc.in.B), max(2*cap(tc.in.B), need))
+			copy(b, tc.in.B)
+			tc.in.B = b
+		}
 		tc.in.B = append(tc.in.B, data...)
 		tc.avail.Store(true)
 	}
 	tc.mu.Unlock()
 	tc.signal()
+	return false
 }
 
 // onClose runs on the event loop when gnet has closed the connection.
@@ -698,6 +710,9 @@ func (tc *TCPConn) onClose(err error) {
 		return
 	}
 	tc.gone, tc.goneErr = true, err
+	if tc.over {
+		tc.goneErr = ErrInboundLimit
+	}
 	tc.avail.Store(true)
 	tc.mu.Unlock()
 	close(tc.goneCh)
@@ -727,7 +742,9 @@ func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
-	tc.onTraffic(c)
+	if tc.onTraffic(c) {
+		return gnet.Close
+	}
 	return gnet.None
 }
 

@@ -362,14 +362,14 @@ func failedAddr(cfg Config, err error) string {
 }
 
 // connect gets one connection per client, dialling them in parallel.
-func connect(ctx context.Context, p *pool.Pool, cfg Config) ([]*pool.PooledConn, error) {
+func connect(ctx context.Context, p *pool.Pool, cfg Config) ([]pool.PooledConn, error) {
 	timeout := cfg.DialTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conns := make([]*pool.PooledConn, cfg.Clients)
+	conns := make([]pool.PooledConn, cfg.Clients)
 	errs := make([]error, cfg.Clients)
 	var wg sync.WaitGroup
 	for i := range conns {
