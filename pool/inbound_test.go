@@ -47,9 +47,25 @@ func TestTCPInboundBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			select {
-			case <-done:
-			case <-time.After(2 * time.Second): // the peer is stopped
+			// Until the peer finishes (the connection closed under it) or
+			// stops (the kernel's window is full): a slow machine, the VM
+			// under emulation, may take many seconds to send 64 MiB.
+			for last, still, deadline := int64(-1), 0, time.Now().Add(60*time.Second); ; {
+				select {
+				case <-done:
+				case <-time.After(100 * time.Millisecond):
+					if n := sent.Load(); n != last {
+						last, still = n, 0
+						if time.Now().Before(deadline) {
+							continue
+						}
+						t.Fatalf("the peer was still sending after 60 s (%d MiB)", n>>20)
+					}
+					if still++; still < 10 {
+						continue
+					}
+				}
+				break
 			}
 			rss1 := vmRSS(t)
 			runtime.GC() // the heap's live bytes, not the garbage of a growing buffer

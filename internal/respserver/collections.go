@@ -1,7 +1,9 @@
 package respserver
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -9,9 +11,7 @@ import (
 // Commands on lists, hashes, sets, sorted sets and streams. Their replies
 // are appended under the shard's lock (collections change in place);
 // arguments are copied before they are stored, since they point into the
-// connection's input buffer.
-
-func clone(b []byte) []byte { return append([]byte(nil), b...) }
+// connection's input buffer (reader.take: a big argument is not copied).
 
 // readCollection returns, for a reader holding s.mu, the live entry under
 // key if it is of kind k; nil, nil if there is none.
@@ -57,9 +57,9 @@ func cmdPush(c *conn, args [][]byte) {
 	l := e.obj.(*list)
 	for _, v := range args[2:] {
 		if front {
-			l.pushFront(clone(v))
+			l.pushFront(c.rd.take(v))
 		} else {
-			l.pushBack(clone(v))
+			l.pushBack(c.rd.take(v))
 		}
 	}
 	c.addInt(int64(l.len()))
@@ -186,7 +186,7 @@ func cmdHSet(c *conn, args [][]byte) {
 		if _, ok := h[string(args[i])]; !ok {
 			added++
 		}
-		h[string(args[i])] = clone(args[i+1])
+		h[string(args[i])] = c.rd.take(args[i+1])
 	}
 	c.addInt(int64(added))
 }
@@ -431,7 +431,7 @@ func parseScore(b []byte) (float64, bool) {
 	if f == 0 && strings.ContainsAny(mantissa(s, hex), "123456789abcdefABCDEF") {
 		return 0, false // underflow
 	}
-	return f + 0, true // -0 is 0, as valkey replies it for a sorted set of up to 128 members (a larger one keeps -0)
+	return f, true
 }
 
 // mantissa is s up to its exponent.
@@ -446,81 +446,101 @@ func mantissa(s string, hex bool) string {
 	return s
 }
 
-// ZADD key [NX | XX] [CH] score member [score member ...]
+// ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member
+// ...], as valkey's zaddGenericCommand: the options, then every score
+// checked before any member is set.
 func cmdZAdd(c *conn, args [][]byte) {
-	var nx, xx, ch bool
-	i := 2
-options:
-	for ; i < len(args); i++ {
-		switch a := args[i]; {
-		case eqFold(a, "nx"):
-			nx = true
-		case eqFold(a, "xx"):
-			xx = true
-		case eqFold(a, "ch"):
-			ch = true
-		case eqFold(a, "gt"), eqFold(a, "lt"), eqFold(a, "incr"):
-			c.addError("ERR ZADD option '" + string(a) + "' is not supported by this server")
-			return
-		default:
-			break options
-		}
-	}
-	if nx && xx {
-		c.addError("ERR XX and NX options at the same time are not compatible")
-		return
-	}
-	pairs := args[i:]
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
+	opts, n := leadingOptions(args[2:], "nx", "xx", "gt", "lt", "ch", "incr")
+	nx, xx, gt, lt, ch, incr := opts[0], opts[1], opts[2], opts[3], opts[4], opts[5]
+	pairs := args[2+n:]
+	switch {
+	case len(pairs) == 0 || len(pairs)%2 != 0:
 		c.addError(msgSyntax)
 		return
+	case nx && xx:
+		c.addError("ERR XX and NX options at the same time are not compatible")
+		return
+	case gt && nx, lt && nx, gt && lt:
+		c.addError("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	case incr && len(pairs) > 2:
+		c.addError("ERR INCR option supports a single increment-element pair")
+		return
 	}
+	scores := make([]float64, 0, 8)
 	for j := 0; j < len(pairs); j += 2 {
-		if _, ok := parseScore(pairs[j]); !ok {
+		score, ok := parseScore(pairs[j])
+		if !ok {
 			c.addError(msgNotFloat)
 			return
 		}
+		scores = append(scores, score)
 	}
 	key := args[1]
 	s := c.srv.ks.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindZSet, !xx)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
+	if err != nil {
+		c.addError(err.Error())
 		return
 	}
-	z := e.obj.(*zset)
-	added, changed := 0, 0
-	if len(pairs)/2 > zaddOneByOne {
-		members, scores := make([]string, 0, len(pairs)/2), make([]float64, 0, len(pairs)/2)
-		for j := 0; j < len(pairs); j += 2 {
-			score, _ := parseScore(pairs[j])
-			members, scores = append(members, string(pairs[j+1])), append(scores, score)
+	added, changed, done := 0, 0, 0
+	var score float64
+	if e != nil {
+		z := e.obj.(*zset)
+		longest := 0
+		for j := 1; j < len(pairs); j += 2 {
+			longest = max(longest, len(pairs[j]))
 		}
-		added, changed = z.setAll(members, scores, nx, xx)
-		pairs = nil
-	}
-	for j := 0; j < len(pairs); j += 2 {
-		score, _ := parseScore(pairs[j])
-		old, exists := z.scores[string(pairs[j+1])]
-		switch {
-		case exists && nx, !exists && xx:
-		case exists:
-			if old != score {
-				z.set(string(pairs[j+1]), score)
+		z.willAdd(len(scores), longest)
+		for j, sc := range scores {
+			member := string(pairs[2*j+1])
+			cur, exists := z.scores[member]
+			switch {
+			case exists && nx, !exists && xx:
+				continue
+			case exists && incr:
+				sc += cur
+				if math.IsNaN(sc) {
+					s.dropIfEmpty(key, e)
+					c.addError("ERR resulting score is not a number (NaN)")
+					return
+				}
+			}
+			if exists && (gt && sc <= cur || lt && sc >= cur) {
+				continue
+			}
+			score = sc
+			done++
+			if !exists {
+				z.adding(member)
+			}
+			// A listpack stores -0 as 0; INCR replies -0 all the same.
+			if !z.skiplist {
+				sc += 0
+			}
+			switch {
+			case !exists:
+				z.set(member, sc)
+				added++
+			case sc != cur:
+				z.set(member, sc)
 				changed++
 			}
-		default:
-			z.set(string(pairs[j+1]), score)
-			added++
 		}
+		s.dropIfEmpty(key, e)
 	}
-	s.dropIfEmpty(key, e)
-	if ch {
-		added += changed
+	switch {
+	case incr && done > 0:
+		c.addDouble(score)
+	case incr:
+		c.addNull()
+	case ch:
+		c.addInt(int64(added + changed))
+	default:
+		c.addInt(int64(added))
 	}
-	c.addInt(int64(added))
 }
 
 func cmdZScore(c *conn, args [][]byte) {
@@ -608,21 +628,77 @@ func cmdZPopMin(c *conn, args [][]byte) {
 	s.dropIfEmpty(key, e)
 }
 
-// ZRANGE key start stop [WITHSCORES]: by index only.
+// ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count]
+// [WITHSCORES], as valkey's zrangeGenericCommand: the options, then the
+// range, then the key.
 func cmdZRange(c *conn, args [][]byte) {
-	withScores := false
-	for _, a := range args[4:] {
-		if !eqFold(a, "withscores") {
-			c.addError(msgSyntax) // BYSCORE, BYLEX, REV, LIMIT: not supported
+	const (
+		byRank = iota
+		byScore
+		byLex
+	)
+	by, rev, withScores := byRank, false, false
+	offset, limit := int64(0), int64(-1)
+	for j := 4; j < len(args); j++ {
+		switch a := args[j]; {
+		case eqFold(a, "withscores"):
+			withScores = true
+		case eqFold(a, "limit") && len(args)-j-1 >= 2:
+			var ok1, ok2 bool
+			offset, ok1 = parseInt(args[j+1])
+			limit, ok2 = parseInt(args[j+2])
+			if !ok1 || !ok2 {
+				c.addError(msgNotInteger)
+				return
+			}
+			j += 2
+		case !rev && eqFold(a, "rev"):
+			rev = true
+		case by == byRank && eqFold(a, "bylex"):
+			by = byLex
+		case by == byRank && eqFold(a, "byscore"):
+			by = byScore
+		default:
+			c.addError(msgSyntax)
 			return
 		}
-		withScores = true
 	}
-	start, ok1 := parseInt(args[2])
-	stop, ok2 := parseInt(args[3])
-	if !ok1 || !ok2 {
-		c.addError(msgNotInteger)
+	if limit != -1 && by == byRank {
+		c.addError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
+	}
+	if withScores && by == byLex {
+		c.addError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	lo, hi := args[2], args[3]
+	if rev && by != byRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	var start, stop int64
+	var scores scoreRange
+	var lex lexRange
+	switch by {
+	case byRank:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(lo)
+		stop, ok2 = parseInt(hi)
+		if !ok1 || !ok2 {
+			c.addError(msgNotInteger)
+			return
+		}
+	case byScore:
+		var ok bool
+		if scores, ok = parseScoreRange(lo, hi); !ok {
+			c.addError("ERR min or max is not a float")
+			return
+		}
+	case byLex:
+		var ok bool
+		if lex, ok = parseLexRange(lo, hi); !ok {
+			c.addError("ERR min or max not valid string range item")
+			return
+		}
 	}
 	s := c.srv.ks.shard(args[1])
 	s.mu.RLock()
@@ -637,138 +713,208 @@ func cmdZRange(c *conn, args [][]byte) {
 		return
 	}
 	z := e.obj.(*zset)
-	from, to, empty := rangeIndexes(start, stop, z.len())
-	if empty {
-		c.addArray(0)
-		return
-	}
-	n := to - from + 1
-	switch {
-	case !withScores:
-		c.addArray(n)
-		for _, it := range z.sorted[from : to+1] {
-			c.addBulkString(it.member)
+	// The members in range have the ranks [from, to).
+	var from, to int
+	switch by {
+	case byRank: // REV counts from the end
+		f, t, empty := rangeIndexes(start, stop, z.len())
+		if !empty {
+			from, to = f, t+1
+			if rev {
+				from, to = z.len()-1-t, z.len()-f
+			}
 		}
-		return
-	case c.proto == 3:
-		c.addArray(n)
-	default:
+	case byScore:
+		from, to = z.sl.count(scores.below), z.sl.count(scores.upTo)
+	case byLex:
+		from, to = z.sl.count(lex.below), z.sl.count(lex.upTo)
+	}
+	if by != byRank {
+		from, to = window(from, to, offset, limit, rev, z)
+	}
+	c.addZRange(z, from, max(from, to), rev, withScores)
+}
+
+// window narrows the ranks [from, to) of a range to LIMIT offset count, as
+// valkey does: an offset past the set leaves nothing, a count below 0 is no
+// limit, and REV counts the offset from the end. An offset below 0 leaves
+// nothing of a set valkey holds as a listpack; of a skip list, it counts
+// from the range's other end (zslNthInRange).
+func window(from, to int, offset, limit int64, rev bool, z *zset) (int, int) {
+	n := int64(z.len())
+	switch {
+	case offset > 0 && offset >= n, offset < 0 && !z.skiplist, from >= to:
+		return 0, 0
+	case offset < 0 && offset < -n:
+		return 0, 0
+	case offset < 0 && rev: // from the range's first member, backwards
+		top := from + int(-offset-1)
+		if top >= to {
+			return 0, 0
+		}
+		to = top + 1
+		if limit >= 0 && int64(to-from) > limit {
+			from = to - int(limit)
+		}
+		return from, to
+	case offset < 0: // from the range's last members, forwards
+		start := to + int(offset)
+		if start < from {
+			return 0, 0
+		}
+		from = start
+		if limit >= 0 && int64(to-from) > limit {
+			to = from + int(limit)
+		}
+		return from, to
+	}
+	if rev {
+		to -= int(offset)
+		if limit >= 0 && int64(to-from) > limit {
+			from = to - int(limit)
+		}
+		return from, to
+	}
+	from += int(offset)
+	if limit >= 0 && int64(to-from) > limit {
+		to = from + int(limit)
+	}
+	return from, to
+}
+
+// addZRange replies with the members of ranks [from, to), in reverse when
+// rev.
+func (c *conn) addZRange(z *zset, from, to int, rev, withScores bool) {
+	n := to - from
+	if withScores && c.proto == 2 {
 		c.addArray(2 * n)
+	} else {
+		c.addArray(n)
 	}
-	for _, it := range z.sorted[from : to+1] {
-		c.addScored(it, true)
+	if n == 0 {
+		return
+	}
+	nodes := make([]*znode, 0, n)
+	for x := z.at(from); len(nodes) < n; x = x.next[0].to {
+		nodes = append(nodes, x)
+	}
+	if rev {
+		slices.Reverse(nodes)
+	}
+	for _, x := range nodes {
+		if withScores {
+			c.addScored(x.zitem, true)
+		} else {
+			c.addBulkString(x.member)
+		}
 	}
 }
 
-// --- streams ---
-
-// XADD key [NOMKSTREAM] [MAXLEN [= | ~] threshold] <* | id> field value
-// [field value ...]
-func cmdXAdd(c *conn, args [][]byte) {
-	noMk, maxLen := false, -1
-	i := 2
-	for ; i < len(args); i++ {
-		a := args[i]
-		if eqFold(a, "nomkstream") {
-			noMk = true
-			continue
-		}
-		if !eqFold(a, "maxlen") {
-			break
-		}
-		if i+1 < len(args) && (string(args[i+1]) == "=" || string(args[i+1]) == "~") {
-			i++
-		}
-		if i+1 >= len(args) {
-			c.addError(msgSyntax)
-			return
-		}
-		i++
-		n, ok := parseInt(args[i])
-		if !ok || n < 0 {
-			c.addError("ERR The MAXLEN argument must be >= 0.")
-			return
-		}
-		maxLen = int(min(n, math.MaxInt32))
-	}
-	if i >= len(args) || (len(args)-i-1)%2 != 0 || len(args)-i-1 == 0 {
-		c.addError("ERR wrong number of arguments for 'xadd' command")
-		return
-	}
-	idArg, fields := args[i], args[i+1:]
-	ms, seq, autoMS, autoSeq, ok := parseStreamID(idArg)
-	if !ok {
-		c.addError("ERR Invalid stream ID specified as stream command argument")
-		return
-	}
-	if !autoMS && !autoSeq && ms == 0 && seq == 0 {
-		c.addError("ERR The ID specified in XADD must be greater than 0-0")
-		return
-	}
-	key := args[1]
-	s := c.srv.ks.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.collection(key, kindStream, !noMk)
-	if err != nil {
-		c.addError(err.Error())
-		return
-	}
-	if e == nil {
-		c.addNull()
-		return
-	}
-	st := e.obj.(*stream)
-	switch {
-	case autoMS:
-		ms, seq = uint64(nowMS()), 0
-		if ms <= st.lastMS {
-			ms, seq = st.lastMS, st.lastSeq+1
-		}
-	case autoSeq && ms == st.lastMS:
-		seq = st.lastSeq + 1
-	}
-	if ms < st.lastMS || ms == st.lastMS && seq <= st.lastSeq {
-		c.addError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
-		return
-	}
-	copied := make([][]byte, len(fields))
-	for j, f := range fields {
-		copied[j] = clone(f)
-	}
-	st.entries = append(st.entries, streamEntry{ms: ms, seq: seq, fields: copied})
-	st.lastMS, st.lastSeq = ms, seq
-	if maxLen >= 0 && len(st.entries) > maxLen {
-		st.entries = append(st.entries[:0], st.entries[len(st.entries)-maxLen:]...)
-	}
-	var id [41]byte
-	b := strconv.AppendUint(id[:0], ms, 10)
-	b = append(b, '-')
-	c.addBulk(strconv.AppendUint(b, seq, 10))
+// scoreRange is a range of scores of ZRANGE BYSCORE; below and upTo tell
+// whether a member is below it and not above it.
+type scoreRange struct {
+	min, max     float64
+	minEx, maxEx bool
 }
 
-// parseStreamID parses "*", "<ms>", "<ms>-<seq>" or "<ms>-*".
-func parseStreamID(b []byte) (ms, seq uint64, autoMS, autoSeq, ok bool) {
-	if string(b) == "*" {
-		return 0, 0, true, false, true
-	}
-	msPart, seqPart := b, []byte(nil)
-	for i, ch := range b {
-		if ch == '-' {
-			msPart, seqPart = b[:i], b[i+1:]
-			break
+func (r scoreRange) below(x *znode) bool {
+	return r.minEx && x.score <= r.min || !r.minEx && x.score < r.min
+}
+
+func (r scoreRange) upTo(x *znode) bool {
+	return r.maxEx && x.score < r.max || !r.maxEx && x.score <= r.max
+}
+
+// parseScoreRange parses ZRANGE BYSCORE's min and max as valkey's
+// zslParseRange: a '(' for an exclusive end, then a float as C's strtod
+// reads it.
+func parseScoreRange(min, max []byte) (r scoreRange, ok bool) {
+	end := func(b []byte) (float64, bool, bool) {
+		ex := len(b) > 0 && b[0] == '('
+		if ex {
+			b = b[1:]
 		}
+		f, ok := parseStrtod(b)
+		return f, ex, ok
 	}
-	ms, err := strconv.ParseUint(string(msPart), 10, 64)
-	if err != nil {
-		return 0, 0, false, false, false
-	}
+	var ok1, ok2 bool
+	r.min, r.minEx, ok1 = end(min)
+	r.max, r.maxEx, ok2 = end(max)
+	return r, ok1 && ok2
+}
+
+// parseStrtod parses b whole as C's strtod, and refuses nan: leading white
+// space, a sign, decimal or hexadecimal, inf and infinity; too large a
+// number is an infinity, too small one 0; "" is 0 (strtod converts
+// nothing and stops at its end).
+func parseStrtod(b []byte) (float64, bool) {
+	s := string(b)
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
 	switch {
-	case seqPart == nil:
-		return ms, 0, false, false, true
-	case string(seqPart) == "*":
-		return ms, 0, false, true, true
+	case s == "":
+		return 0, true
+	case t == "" || strings.IndexByte(t, '_') >= 0:
+		return 0, false
 	}
-	seq, err = strconv.ParseUint(string(seqPart), 10, 64)
-	return ms, seq, false, false, err == nil
+	unsigned := strings.TrimLeft(t, "+-")
+	if len(t)-len(unsigned) > 1 {
+		return 0, false
+	}
+	if len(unsigned) > 1 && unsigned[0] == '0' && unsigned[1]|0x20 == 'x' && !strings.ContainsAny(t, "pP") {
+		t += "p0"
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// lexRange is a range of members of ZRANGE BYLEX.
+type lexRange struct{ min, max lexEnd }
+
+// lexEnd is an end of a lexRange: "-" (below every member, inf -1), "+"
+// (above every one, inf 1), or a member, exclusive or not.
+type lexEnd struct {
+	s   string
+	inf int
+	ex  bool
+}
+
+// cmp compares m with e.
+func (e lexEnd) cmp(m string) int {
+	if e.inf != 0 {
+		return -e.inf
+	}
+	return strings.Compare(m, e.s)
+}
+
+func (r lexRange) below(x *znode) bool {
+	c := r.min.cmp(x.member)
+	return r.min.ex && c <= 0 || !r.min.ex && c < 0
+}
+
+func (r lexRange) upTo(x *znode) bool {
+	c := r.max.cmp(x.member)
+	return r.max.ex && c < 0 || !r.max.ex && c <= 0
+}
+
+// parseLexRange parses ZRANGE BYLEX's min and max as valkey's
+// zslParseLexRange: "-", "+", or '(' or '[' and a member.
+func parseLexRange(min, max []byte) (r lexRange, ok bool) {
+	end := func(b []byte) (lexEnd, bool) {
+		switch {
+		case string(b) == "-":
+			return lexEnd{inf: -1, ex: true}, true
+		case string(b) == "+":
+			return lexEnd{inf: 1, ex: true}, true
+		case len(b) > 0 && (b[0] == '(' || b[0] == '['):
+			return lexEnd{s: string(b[1:]), ex: b[0] == '('}, true
+		}
+		return lexEnd{}, false
+	}
+	var ok1, ok2 bool
+	r.min, ok1 = end(min)
+	r.max, ok2 = end(max)
+	return r, ok1 && ok2
 }

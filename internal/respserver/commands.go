@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,13 +50,16 @@ func init() {
 		{name: "unlink", arity: -2, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "type", arity: 2, run: cmdType},
-		{name: "expire", arity: 3, run: cmdExpire},
-		{name: "pexpire", arity: 3, run: cmdExpire},
+		{name: "expire", arity: -3, run: cmdExpire},
+		{name: "pexpire", arity: -3, run: cmdExpire},
+		{name: "expireat", arity: -3, run: cmdExpire},
+		{name: "pexpireat", arity: -3, run: cmdExpire},
 		{name: "ttl", arity: 2, run: cmdTTL},
 		{name: "pttl", arity: 2, run: cmdTTL},
 		{name: "persist", arity: 2, run: cmdPersist},
 		// strings
 		{name: "get", arity: 2, run: cmdGet},
+		{name: "getex", arity: -2, run: cmdGetEx},
 		{name: "set", arity: -3, run: cmdSet},
 		{name: "mget", arity: -2, run: cmdMGet},
 		{name: "mset", arity: -3, run: cmdMSet},
@@ -129,6 +133,20 @@ func eqFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// leadingOptions reads the options at the start of args, any of names
+// (lower case, matched ignoring case) in any order and number: given[i] is
+// whether names[i] was, and n how many arguments were options.
+func leadingOptions(args [][]byte, names ...string) (given [8]bool, n int) {
+	for ; n < len(args); n++ {
+		i := slices.IndexFunc(names, func(name string) bool { return eqFold(args[n], name) })
+		if i < 0 {
+			break
+		}
+		given[i] = true
+	}
+	return given, n
 }
 
 // --- connection ---

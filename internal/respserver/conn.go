@@ -76,7 +76,12 @@ func (c *conn) serve() {
 			if c.flush() != nil {
 				return
 			}
-			if c.rd.fill(c.nc) != nil {
+			err := c.rd.fill(c.nc)
+			if c.rd.dropped > 0 {
+				c.srv.ks.dropped.Add(c.rd.dropped)
+				c.rd.dropped = 0
+			}
+			if err != nil {
 				return
 			}
 			continue
@@ -100,6 +105,7 @@ func (c *conn) flush() error {
 	}
 	_, err := c.nc.Write(c.out)
 	if cap(c.out) > keepOut {
+		c.srv.ks.dropped.Add(int64(cap(c.out)))
 		c.out = make([]byte, 0, 16<<10)
 	}
 	c.out = c.out[:0]

@@ -2,8 +2,8 @@ package respserver
 
 import (
 	"hash/maphash"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,8 +12,10 @@ import (
 // each other. A command that names several keys (MSET, DEL a b c) locks one
 // shard at a time: it is atomic per key, not across keys.
 //
-// Expiry is lazy: an entry whose time has passed is treated as missing by
-// every read and removed by the next write to its key.
+// An entry whose time has passed is treated as missing by every read and
+// removed by the next write to its key, or by the active expiry cycle
+// (expire.go), which samples each shard's keys with an expiry, as valkey's
+// does.
 
 const numShards = 64
 
@@ -54,7 +56,10 @@ func (k kind) typeName() string {
 // write it to its connection after releasing the lock. Collections (obj)
 // change in place and are only read under the lock.
 type entry struct {
-	kind     kind
+	kind kind
+	// vidx is 1 + the entry's index in its shard's volatile keys; 0 while
+	// it has no expiry. Set only through setExpire and unlink.
+	vidx     int32
 	expireAt int64  // Unix time in milliseconds; 0: no expiry
 	str      []byte // kindString
 	obj      any    // *list, hashValue, setValue, *zset, *stream
@@ -70,12 +75,33 @@ type (
 type shard struct {
 	mu sync.RWMutex
 	m  map[string]*entry
-	_  [32]byte // pad to 64 bytes: shards on separate cache lines
+	// volatile holds the keys of m with an expiry, for the expiry cycle to
+	// sample; vcursor is where its next sample starts. peak is the most
+	// keys m has held since it was made (a Go map does not shrink).
+	volatile []volatileKey
+	vcursor  int
+	peak     int
+	// freed counts the bytes of string values dropped (deleted, expired,
+	// replaced) since the background goroutine last collected it.
+	freed int64
+	_     [48]byte // pad to 128 bytes: shards on separate cache lines
+}
+
+type volatileKey struct {
+	key string
+	e   *entry
 }
 
 type keyspace struct {
 	seed   maphash.Seed
 	shards [numShards]shard
+	// flushed is set by FLUSHALL, which drops everything at once.
+	flushed atomic.Bool
+	// dropped counts the bytes of connections' buffers given up.
+	dropped atomic.Int64
+	// nextShard is where the expiry cycle resumes; used by its goroutine
+	// alone.
+	nextShard int
 }
 
 func newKeyspace() *keyspace {
@@ -107,15 +133,22 @@ func (s *shard) get(key []byte) *entry {
 func (s *shard) getForWrite(key []byte) *entry {
 	e := s.m[string(key)]
 	if e != nil && e.expireAt != 0 && e.expired(nowMS()) {
-		delete(s.m, string(key))
+		s.drop(key, e)
 		return nil
 	}
 	return e
 }
 
-// add stores a new entry under key, which holds none. The caller holds s.mu
-// for writing.
-func (s *shard) add(key []byte, e *entry) { s.m[string(key)] = e }
+// add stores a new entry under key, which holds none, with the expiry
+// e.expireAt. The caller holds s.mu for writing.
+func (s *shard) add(key []byte, e *entry) {
+	k := string(key)
+	s.m[k] = e
+	s.peak = max(s.peak, len(s.m))
+	if e.expireAt != 0 {
+		s.setExpireKey(k, e, e.expireAt)
+	}
+}
 
 // remove deletes key; it reports whether a live entry was there.
 func (s *shard) remove(key []byte) bool {
@@ -123,8 +156,76 @@ func (s *shard) remove(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	delete(s.m, string(key))
+	s.drop(key, e)
 	return true
+}
+
+// drop deletes the entry e under key. The caller holds s.mu for writing.
+func (s *shard) drop(key []byte, e *entry) {
+	delete(s.m, string(key))
+	s.unlink(e)
+	s.freed += keyBytes + int64(len(key)) + e.bytes()
+}
+
+// keyBytes is about what a key takes beside its name and value: its entry,
+// its slots in the map and the volatile keys.
+const keyBytes = 128
+
+// bytes estimates the memory of e's value: a string's length, and for a
+// collection its elements', each with elemBytes more, summed over up to
+// sampleElems of them and scaled to all (a DEL stays quick).
+func (e *entry) bytes() int64 {
+	const elemBytes, sampleElems = 48, 256
+	n, sum, seen := 0, 0, 0
+	add := func(b int) bool {
+		sum += b + elemBytes
+		seen++
+		return seen < sampleElems
+	}
+	switch o := e.obj.(type) {
+	case nil:
+		return int64(cap(e.str))
+	case *list:
+		n = o.len()
+		for i := 0; i < n && add(cap(o.at(i))); i++ {
+		}
+	case hashValue:
+		n = len(o)
+		for f, v := range o {
+			if !add(len(f) + cap(v)) {
+				break
+			}
+		}
+	case setValue:
+		n = len(o)
+		for m := range o {
+			if !add(len(m)) {
+				break
+			}
+		}
+	case *zset:
+		n = o.len()
+		for m := range o.scores {
+			if !add(2*len(m) + elemBytes) { // the map's key and the node's
+				break
+			}
+		}
+	case *stream:
+		n = len(o.entries)
+		for _, en := range o.entries {
+			b := 0
+			for _, f := range en.fields {
+				b += cap(f) + 24
+			}
+			if !add(b) {
+				break
+			}
+		}
+	}
+	if seen == 0 {
+		return 0
+	}
+	return int64(sum) * int64(n) / int64(seen)
 }
 
 // collection returns the entry of kind k under key for a write, creating an
@@ -161,7 +262,7 @@ func (s *shard) dropIfEmpty(key []byte, e *entry) {
 		empty = o.len() == 0
 	}
 	if empty {
-		delete(s.m, string(key))
+		s.drop(key, e)
 	}
 }
 
@@ -200,11 +301,7 @@ func (ks *keyspace) counts() (keys, expires int) {
 		s := &ks.shards[i]
 		s.mu.RLock()
 		keys += len(s.m)
-		for _, e := range s.m {
-			if e.expireAt != 0 {
-				expires++
-			}
-		}
+		expires += len(s.volatile)
 		s.mu.RUnlock()
 	}
 	return keys, expires
@@ -215,8 +312,10 @@ func (ks *keyspace) flush() {
 		s := &ks.shards[i]
 		s.mu.Lock()
 		s.m = make(map[string]*entry)
+		s.volatile, s.vcursor, s.peak = nil, 0, 0
 		s.mu.Unlock()
 	}
+	ks.flushed.Store(true)
 }
 
 // list is a double-ended queue in a ring buffer.
@@ -268,132 +367,4 @@ func (l *list) popBack() []byte {
 	l.items[i] = nil
 	l.n--
 	return v
-}
-
-// zset is a sorted set: scores by member, and the members ordered by
-// (score, member) in a slice. Inserts and removals are O(n), enough for a
-// test and benchmark server.
-type zset struct {
-	scores map[string]float64
-	sorted []zitem
-}
-
-type zitem struct {
-	score  float64
-	member string
-}
-
-func newZSet() *zset { return &zset{scores: map[string]float64{}} }
-
-func (z *zset) len() int { return len(z.sorted) }
-
-func zless(a, b zitem) bool {
-	return a.score < b.score || (a.score == b.score && a.member < b.member)
-}
-
-// search returns the index of the first item not less than it.
-func (z *zset) search(it zitem) int {
-	lo, hi := 0, len(z.sorted)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if zless(z.sorted[m], it) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// set adds member or changes its score; it reports whether it was added.
-func (z *zset) set(member string, score float64) (added bool) {
-	old, existed := z.scores[member]
-	if existed {
-		if old == score {
-			return false
-		}
-		z.removeSorted(zitem{old, member})
-	}
-	z.scores[member] = score
-	it := zitem{score, member}
-	i := z.search(it)
-	z.sorted = append(z.sorted, zitem{})
-	copy(z.sorted[i+1:], z.sorted[i:])
-	z.sorted[i] = it
-	return !existed
-}
-
-func (z *zset) removeSorted(it zitem) {
-	i := z.search(it)
-	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
-}
-
-func (z *zset) remove(member string) bool {
-	score, ok := z.scores[member]
-	if !ok {
-		return false
-	}
-	delete(z.scores, member)
-	z.removeSorted(zitem{score, member})
-	return true
-}
-
-func (z *zset) popMin() zitem {
-	it := z.sorted[0]
-	z.sorted[0] = zitem{}
-	z.sorted = z.sorted[1:] // O(1), so that ZPOPMIN of n is not O(n²)
-	delete(z.scores, it.member)
-	return it
-}
-
-// zaddOneByOne is how many members a ZADD inserts one by one, each an
-// O(n) shift of the sorted slice; beyond, it sorts the set once (setAll).
-const zaddOneByOne = 64
-
-// setAll sets many members at once (ZADD with many pairs, where one set
-// each would shift the slice each time: O(n²) under the shard's lock):
-// the scores first, then one sort of the whole set. It reports the
-// members added and the scores changed.
-func (z *zset) setAll(members []string, scores []float64, nx, xx bool) (added, changed int) {
-	for i, m := range members {
-		old, exists := z.scores[m]
-		switch {
-		case exists && nx, !exists && xx:
-		case exists:
-			if old != scores[i] {
-				z.scores[m] = scores[i]
-				changed++
-			}
-		default:
-			z.scores[m] = scores[i]
-			added++
-		}
-	}
-	if added+changed > 0 {
-		z.sorted = z.sorted[:0]
-		for m, sc := range z.scores {
-			z.sorted = append(z.sorted, zitem{sc, m})
-		}
-		slices.SortFunc(z.sorted, func(a, b zitem) int {
-			if zless(a, b) {
-				return -1
-			}
-			if zless(b, a) {
-				return 1
-			}
-			return 0
-		})
-	}
-	return added, changed
-}
-
-// stream is the least of a stream that XADD and XLEN need.
-type stream struct {
-	lastMS, lastSeq uint64
-	entries         []streamEntry
-}
-
-type streamEntry struct {
-	ms, seq uint64
-	fields  [][]byte // field, value, field, value, ...
 }

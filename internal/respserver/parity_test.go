@@ -1,7 +1,9 @@
 package respserver
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
@@ -47,9 +49,60 @@ func TestRepliesMatchValkey(t *testing.T) {
 		[]string{"rpush", "l", "x"},
 		[]string{"lpop", "l", "1", "2"},
 		[]string{"rpop", "l", "1", "2"},
+		// Issue 26's cases: SET's options read before their values, an
+		// expiry in the past, XADD's MAXLEN, the last possible ID.
+		[]string{"set", "k", "v", "px", "100000", "px", "99999999"},
+		[]string{"set", "k", "", "ex", "9223372036854775807", "ex"},
+		[]string{"set", "k", "v", "exat", "1"},
+		[]string{"exists", "k"},
+		[]string{"set", "k", "v", "keepttl", "px", "1"},
+		[]string{"set", "k", "v", "nx", "xx"},
+		[]string{"xadd", "x", "maxlen", "~", "7-1", "f", "v"},
+		[]string{"xadd", "x", "maxlen", "~", "9", "f", "v"},
+		[]string{"xadd", "x", "maxlen", "-1", "1-1", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-18446744073709551614", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-*", "f", "v"},
+		[]string{"xadd", "x", "*", "f", "v"},
+		[]string{"xadd", "x", "18446744073709551615-*", "f", "v"},
+		[]string{"xlen", "x"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "+5-18446744073709551615", "f", "v"},
+		[]string{"xadd", "y", "5-*", "f", "v"},
+		[]string{"xadd", "y", "minid", "6", "limit", "0", "7", "f", "v"},
+		[]string{"xadd", "y", "minid", "~", "6", "limit", "0", "7", "f", "v"},
+		[]string{"zadd", "zi", "incr", "-0", "m"},
+		[]string{"zadd", "zi", "incr", "inf", "m"},
+		[]string{"zadd", "zi", "incr", "-inf", "m"},
+		[]string{"zadd", "zi", "gt", "ch", "1", "m", "2", "n"},
+		[]string{"zrange", "zi", "0", "-1", "withscores"},
 	)
-	// Past zaddOneByOne pairs, ZADD sorts once: many pairs, a member given
-	// twice, NX, XX and CH, then ZPOPMIN of most of them.
+	// Sets valkey holds as skip lists (more than 128 members, or a member
+	// longer than 64 bytes): -0 stays, a negative LIMIT offset counts from
+	// the end.
+	skip, lex := []string{"zadd", "zskip"}, []string{"zadd", "zlexbig"}
+	for i := range 150 {
+		skip = append(skip, strconv.Itoa(i%40-10), "b"+strconv.Itoa(i))
+		lex = append(lex, "0", fmt.Sprintf("m%03d", i))
+	}
+	cmds = append(cmds, skip, lex,
+		[]string{"zadd", "zskip", "-0", "z"},
+		[]string{"zscore", "zskip", "z"},
+		[]string{"zadd", "zlong", "-0", "a"},
+		[]string{"zadd", "zlong", "-0", strings.Repeat("x", 65)},
+		[]string{"zadd", "zlong", "-0", "b"},
+		[]string{"zrange", "zlong", "0", "-1", "withscores"},
+		[]string{"zrange", "zskip", "0", "5", "byscore", "limit", "-3", "5"},
+		[]string{"zrange", "zskip", "5", "0", "byscore", "rev", "limit", "-2", "100"},
+		[]string{"zrange", "zskip", "-inf", "+inf", "byscore", "limit", "-5", "-1", "withscores"},
+		[]string{"zrange", "zskip", "0", "5", "byscore", "limit", "-200", "3"},
+		[]string{"zrange", "zlexbig", "[m010", "(m020", "bylex", "limit", "-1", "3"},
+		[]string{"zrange", "zlexbig", "+", "-", "bylex", "rev", "limit", "-150", "2"},
+		[]string{"zrange", "zlexbig", "[m100", "+", "bylex", "limit", "-51", "2"},
+		[]string{"zrange", "zi", "0", "5", "byscore", "limit", "-1", "3"},
+	)
+	// Many pairs, a member given twice, NX, XX and CH, then ZPOPMIN of most
+	// of them.
 	big := []string{"zadd", "many"}
 	for i := range 300 {
 		big = append(big, strconv.Itoa((i*7919)%1000-500)+".25", "m"+strconv.Itoa(i%250))

@@ -16,7 +16,10 @@ import (
 //
 // A request that does not fit grows the buffer by doubling, up to
 // maxBuffer; so a connection holds at most about twice what its client sent,
-// whatever lengths it announces.
+// whatever lengths it announces. An argument of bigArg bytes or more that
+// is not all in the buffer yet is read into an allocation of its own, of
+// its size, as valkey does: the buffer does not grow for it, and a command
+// may keep it as the value it stores (take).
 type reader struct {
 	buf  []byte
 	r, w int // buf[r:w]: read from the connection, not yet consumed
@@ -43,6 +46,20 @@ type reader struct {
 	// slices of an earlier request, into the buffer: fill clears them when
 	// it replaces the buffer, lest they keep the old one.
 	args [][]byte
+
+	// big is the allocation a big argument is being read into, bigHave
+	// bytes of it so far (its CRLF ends it). bigs are the big arguments of
+	// the request being parsed, whose offs are (-1-index, length); once it
+	// is returned, its own (taken holds them until the next request).
+	big     []byte
+	bigHave int
+	bigs    [][]byte
+	taken   [][]byte
+
+	// dropped counts the bytes of buffers given up (grown ones, big
+	// arguments no command kept), for the server to hand back; its owner
+	// resets it.
+	dropped int64
 }
 
 const (
@@ -54,6 +71,9 @@ const (
 	// keepArgs: the argument tables (args, offs) grown beyond this many
 	// arguments for a large request are dropped likewise.
 	keepArgs = 4 << 10
+	// bigArg: an argument this long or longer gets an allocation of its
+	// own (valkey's PROTO_MBULK_BIG_ARG).
+	bigArg = 32 << 10
 	// inlineMax bounds an inline request and the header line of a
 	// multibulk request or bulk string, as in valkey (PROTO_INLINE_MAX_SIZE).
 	inlineMax = 64 << 10
@@ -101,6 +121,13 @@ func (p *reader) setAuthed(authed bool) {
 // next returns the next complete request in the buffer, or nil if more
 // input is needed. Empty requests ("*0\r\n", a blank line) are skipped.
 func (p *reader) next() ([][]byte, error) {
+	if p.taken != nil {
+		for _, b := range p.taken {
+			p.dropped += int64(cap(b))
+		}
+		p.taken = nil
+		clear(p.args[:cap(p.args)])
+	}
 	for p.r < p.w {
 		var args [][]byte
 		var ok bool
@@ -142,6 +169,19 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 		p.offs = p.offs[:0]
 	}
 	for len(p.offs) < 2*p.nargs {
+		if p.big != nil {
+			if p.bigHave < len(p.big) {
+				return nil, false, nil
+			}
+			n := len(p.big) - 2
+			if p.big[n] != '\r' || p.big[n+1] != '\n' {
+				return nil, false, protocolError("bulk string not terminated by CRLF")
+			}
+			p.offs = append(p.offs, -1-len(p.bigs), n)
+			p.bigs = append(p.bigs, p.big[:n:n])
+			p.big = nil
+			continue
+		}
 		if p.pos >= p.w {
 			return nil, false, nil
 		}
@@ -160,6 +200,13 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 		}
 		end := next + int(n)
 		if end+2 > p.w {
+			if n >= bigArg && next-p.r+int(n)+2+p.bigBytes() <= p.maxBuffer {
+				// The bytes of it already read move to its allocation.
+				p.big = make([]byte, n+2)
+				p.bigHave = copy(p.big, p.buf[next:p.w])
+				p.w, p.pos = next, next
+				continue
+			}
 			return nil, false, nil
 		}
 		if p.buf[end] != '\r' || p.buf[end+1] != '\n' {
@@ -170,11 +217,41 @@ func (p *reader) multibulk() (args [][]byte, ok bool, err error) {
 	}
 	args = p.args[:0]
 	for i := 0; i < len(p.offs); i += 2 {
+		if p.offs[i] < 0 {
+			args = append(args, p.bigs[-1-p.offs[i]])
+			continue
+		}
 		args = append(args, p.buf[p.offs[i]:p.offs[i+1]:p.offs[i+1]])
 	}
 	p.args = args
 	p.r, p.nargs = p.pos, -1
+	if p.bigs != nil {
+		p.taken, p.bigs = p.bigs, nil
+	}
 	return args, true, nil
+}
+
+// bigBytes is the length of the big arguments of the request being
+// parsed.
+func (p *reader) bigBytes() int {
+	n := 0
+	for _, b := range p.bigs {
+		n += len(b)
+	}
+	return n
+}
+
+// take returns arg, an argument of the last request, for the caller to
+// keep: arg itself if it is a big argument (the reader never reuses it),
+// else a copy.
+func (p *reader) take(arg []byte) []byte {
+	for i, b := range p.taken {
+		if len(b) == len(arg) && len(b) > 0 && &b[0] == &arg[0] {
+			p.taken[i] = nil
+			return arg
+		}
+	}
+	return append(make([]byte, 0, len(arg)), arg...)
 }
 
 // header parses the number of a header line that starts at from and ends
@@ -230,9 +307,15 @@ func (p *reader) inline() (args [][]byte, ok bool, err error) {
 // fills it. When nothing is buffered, it drops a buffer and argument tables
 // grown for an earlier request.
 func (p *reader) fill(src io.Reader) error {
+	if p.big != nil && p.bigHave < len(p.big) {
+		n, err := readSome(src, p.big[p.bigHave:])
+		p.bigHave += n
+		return err
+	}
 	if p.r == p.w {
 		if len(p.buf) > keepBuffer {
 			p.compact() // moves no bytes, only positions
+			p.dropped += int64(len(p.buf))
 			p.buf = make([]byte, initialBuffer)
 			clear(p.args[:cap(p.args)])
 		}
@@ -257,15 +340,21 @@ func (p *reader) fill(src io.Reader) error {
 	if p.w == len(p.buf) {
 		return errQueryBufferFull
 	}
-	n, err := src.Read(p.buf[p.w:])
+	n, err := readSome(src, p.buf[p.w:])
 	p.w += n
+	return err
+}
+
+// readSome reads into b: an error only if it read nothing.
+func readSome(src io.Reader, b []byte) (int, error) {
+	n, err := src.Read(b)
 	if n > 0 {
-		return nil
+		return n, nil
 	}
 	if err == nil {
 		err = io.ErrNoProgress
 	}
-	return err
+	return 0, err
 }
 
 // compact moves buf[r:w] to the front of the buffer, with every position
@@ -280,8 +369,11 @@ func (p *reader) compact() {
 	p.r = 0
 	if p.nargs >= 0 {
 		p.pos -= d
-		for i := range p.offs {
-			p.offs[i] -= d
+		for i := 0; i < len(p.offs); i += 2 {
+			if p.offs[i] >= 0 { // not a big argument's
+				p.offs[i] -= d
+				p.offs[i+1] -= d
+			}
 		}
 	}
 	if p.scan > 0 {

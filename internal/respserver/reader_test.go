@@ -2,8 +2,10 @@ package respserver
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"weak"
@@ -148,7 +150,6 @@ func TestReaderKeepsLittle(t *testing.T) {
 	many := "*131072\r\n" + strings.Repeat("$40\r\n"+strings.Repeat("x", 40)+"\r\n", 1<<17)
 	for _, tc := range []struct{ name, req, rest string }{
 		{"many arguments", many, ""},
-		{"a large argument", encode("SET", "k", strings.Repeat("v", 8<<20)), ""},
 		// The GET request's start arrives with the large one.
 		{"header follows", many + "*2\r\n", "$3\r\nGET\r\n$1\r\nk\r\n"},
 		{"argument follows", many + "*2\r\n$3\r\nGET\r\n", "$1\r\nk\r\n"},
@@ -193,6 +194,72 @@ func TestReaderKeepsLittle(t *testing.T) {
 			}
 			runtime.KeepAlive(p)
 		})
+	}
+}
+
+// TestReaderBigArgument: an argument of bigArg bytes or more is read into
+// an allocation of its own, whatever the chunks it comes in, and the
+// buffer does not grow for it; take hands it over without a copy, and the
+// reader keeps no reference to it after the next request.
+func TestReaderBigArgument(t *testing.T) {
+	big := strings.Repeat("v", 8<<20)
+	reqs := encode("SET", "k", big) + encode("HSET", "h", big[:bigArg], "x", big[:bigArg+1]) + encode("GET", "k")
+	for _, sizes := range [][]byte{{255}, {1, 7, 200}, {0}} {
+		p := newReader(1<<30, 512<<20)
+		src := &chunkReader{data: []byte(reqs), sizes: sizes}
+		if sizes[0] == 0 {
+			src = &chunkReader{data: []byte(reqs), sizes: nil} // all at once, as one read can
+		}
+		var got []string
+		var kept, dropped weak.Pointer[byte]
+		var keep []byte // what a command that takes the value holds
+		for len(got) < 3 {
+			args, err := p.next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if args == nil {
+				if err := p.fill(src); err != nil {
+					t.Fatalf("after %d requests: %v", len(got), err)
+				}
+				if len(p.buf) > initialBuffer {
+					t.Fatalf("the buffer grew to %d", len(p.buf))
+				}
+				continue
+			}
+			got = append(got, fmt.Sprintf("%s %d", args[0], len(bytes.Join(args, nil))))
+			switch string(args[0]) {
+			case "SET":
+				if v := p.take(args[2]); &v[0] != &args[2][0] || string(v) != big {
+					t.Errorf("take copied the big argument, or it is not the value sent")
+				} else {
+					keep, kept = v, weak.Make(&v[0])
+				}
+			case "HSET":
+				if string(args[2]) != big[:bigArg] || string(args[4]) != big[:bigArg+1] {
+					t.Errorf("HSET's arguments are not what was sent")
+				}
+				if v := p.take(args[1]); &v[0] == &args[1][0] {
+					t.Errorf("take did not copy a small argument")
+				}
+				dropped = weak.Make(&args[4][0])
+			}
+		}
+		want := []string{"SET " + strconv.Itoa(len(big)+4), "HSET " + strconv.Itoa(2*bigArg+7), "GET 4"}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("chunks %v: requests %q, want %q", sizes, got, want)
+		}
+		if p.next(); p.dropped < bigArg {
+			t.Errorf("the big arguments not taken were not counted as dropped: %d", p.dropped)
+		}
+		runtime.GC()
+		if dropped.Value() != nil {
+			t.Errorf("the reader still refers to a big argument of an earlier request")
+		}
+		if kept.Value() == nil {
+			t.Errorf("the taken value was collected")
+		}
+		runtime.KeepAlive(keep)
 	}
 }
 

@@ -65,7 +65,10 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	wg        sync.WaitGroup // Serve calls and connection goroutines
+	wg        sync.WaitGroup // Serve calls, connection goroutines, background
+	// stop, once the first Serve has started the background goroutine
+	// (active expiry, memory handed back), is closed by Close to end it.
+	stop chan struct{}
 
 	nextID   atomic.Int64
 	accepted atomic.Uint64
@@ -121,6 +124,11 @@ func (s *Server) Serve(l net.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
+	if s.stop == nil {
+		s.stop = make(chan struct{})
+		stop := s.stop
+		s.wg.Go(func() { s.background(stop) })
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
@@ -200,9 +208,13 @@ func (s *Server) reject(nc net.Conn) {
 }
 
 // Close closes every listener being served and every connection, and
-// waits until every Serve call and connection goroutine has returned.
+// waits until every Serve call and connection goroutine, and the
+// background one, has returned.
 func (s *Server) Close() error {
 	s.mu.Lock()
+	if s.stop != nil && !s.closed {
+		close(s.stop)
+	}
 	s.closed = true
 	var ls []net.Listener
 	for l := range s.listeners {

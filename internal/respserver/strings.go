@@ -47,38 +47,61 @@ func cmdType(c *conn, args [][]byte) {
 	c.addSimple(t)
 }
 
-// EXPIRE key seconds / PEXPIRE key milliseconds
+// EXPIRE key seconds, PEXPIRE key milliseconds, EXPIREAT key
+// unix-seconds, PEXPIREAT key unix-milliseconds, each [NX | XX | GT | LT]:
+// as valkey's expireGenericCommand. A time that has passed deletes the key.
 func cmdExpire(c *conn, args [][]byte) {
-	n, ok := parseInt(args[2])
+	name := strings.ToLower(string(args[0]))
+	opts, n := leadingOptions(args[3:], "nx", "xx", "gt", "lt")
+	if 3+n < len(args) {
+		c.addError("ERR Unsupported option " + string(args[3+n]))
+		return
+	}
+	nx, xx, gt, lt := opts[0], opts[1], opts[2], opts[3]
+	if nx && (xx || gt || lt) {
+		c.addError("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if gt && lt {
+		c.addError("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := parseInt(args[2])
 	if !ok {
 		c.addError(msgNotInteger)
 		return
 	}
-	ms := n
-	if eqFold(args[0], "expire") {
-		if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
-			c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
+	if name == "expire" || name == "expireat" {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.addError("ERR invalid expire time in '" + name + "' command")
 			return
 		}
-		ms = n * 1000
+		when *= 1000
 	}
 	now := nowMS()
-	if ms > 0 && ms > math.MaxInt64-now {
-		c.addError("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
-		return
+	if name == "expire" || name == "pexpire" {
+		if when > math.MaxInt64-now {
+			c.addError("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		when += now
 	}
 	s := c.srv.ks.shard(args[1])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.getForWrite(args[1])
+	cur := e != nil && e.expireAt != 0
 	switch {
-	case e == nil:
+	case e == nil,
+		nx && cur, xx && !cur,
+		gt && (!cur || when <= e.expireAt),
+		lt && cur && when >= e.expireAt:
 		c.addInt(0)
-	case ms <= 0: // a time in the past deletes the key
-		s.remove(args[1])
+	case when <= now: // a time that has passed deletes the key
+		s.drop(args[1], e)
 		c.addInt(1)
 	default:
-		e.expireAt = now + ms
+		s.setExpire(args[1], e, when)
 		c.addInt(1)
 	}
 }
@@ -108,7 +131,7 @@ func cmdPersist(c *conn, args [][]byte) {
 	e := s.getForWrite(args[1])
 	n := 0
 	if e != nil && e.expireAt != 0 {
-		e.expireAt = 0
+		s.setExpire(args[1], e, 0)
 		n = 1
 	}
 	s.mu.Unlock()
@@ -135,66 +158,123 @@ func cmdGet(c *conn, args [][]byte) {
 	}
 }
 
-// setString stores a copy of v as the string under key, keeping the entry
-// (and its expiry) if there is one. The caller holds s.mu for writing and
-// has checked that e, the live entry under key, is nil or what it replaces.
-func (s *shard) setString(key []byte, e *entry, v []byte, expireAt int64) {
-	s.storeString(key, e, append(make([]byte, 0, len(v)), v...), expireAt)
-}
-
-// storeString is setString for a v that the caller gives up (no copy).
+// storeString stores v as the string under key, in the entry there is if
+// any, with the expiry expireAt; v is the caller's to give up (a copy, or a big
+// argument taken from the reader). The caller holds s.mu for writing and
+// has checked that e, the live entry under key, is nil or what it
+// replaces.
 func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 	if e == nil {
 		s.add(key, &entry{kind: kindString, str: v, expireAt: expireAt})
 		return
 	}
-	e.kind, e.str, e.obj, e.expireAt = kindString, v, nil, expireAt
+	s.freed += e.bytes()
+	e.kind, e.str, e.obj = kindString, v, nil
+	s.setExpire(key, e, expireAt)
+}
+
+// The options of SET and GETEX, as flags.
+const (
+	setNX = 1 << iota
+	setXX
+	setGet
+	setKeepTTL
+	setPersist // GETEX
+	setEX
+	setPX
+	setEXAT
+	setPXAT
+	setExpiry = setEX | setPX | setEXAT | setPXAT
+)
+
+// setExpiryOption returns the flag of an option that an expiry follows, or
+// 0.
+func setExpiryOption(a []byte) int {
+	switch {
+	case eqFold(a, "ex"):
+		return setEX
+	case eqFold(a, "px"):
+		return setPX
+	case eqFold(a, "exat"):
+		return setEXAT
+	case eqFold(a, "pxat"):
+		return setPXAT
+	}
+	return 0
+}
+
+// stringOptions parses the options of SET (set) or GETEX, as valkey's
+// parseExtendedStringArgumentsOrReply: an option may be repeated, the last
+// expiry counts, and the expiry's value is read later (expiryAt). It
+// replies with the error and returns false.
+func stringOptions(c *conn, args [][]byte, set bool) (flags int, expire []byte, ok bool) {
+	from := 2
+	if set {
+		from = 3
+	}
+	for i := from; i < len(args); i++ {
+		a := args[i]
+		switch f := setExpiryOption(a); {
+		case set && eqFold(a, "nx") && flags&setXX == 0:
+			flags |= setNX
+		case set && eqFold(a, "xx") && flags&setNX == 0:
+			flags |= setXX
+		case set && eqFold(a, "get"):
+			flags |= setGet
+		case set && eqFold(a, "keepttl") && flags&setExpiry == 0:
+			flags |= setKeepTTL
+		case !set && eqFold(a, "persist") && flags&setExpiry == 0:
+			flags |= setPersist
+		case f != 0 && flags&(setKeepTTL|setPersist|setExpiry&^f) == 0 && i+1 < len(args):
+			flags |= f
+			i++
+			expire = args[i]
+		default:
+			c.addError(msgSyntax)
+			return 0, nil, false
+		}
+	}
+	return flags, expire, true
+}
+
+// expiryAt returns the Unix time in milliseconds of the expiry given with
+// flags, as valkey's getExpireMillisecondsOrReply; it replies with the
+// error of command name and returns false.
+func expiryAt(c *conn, name string, flags int, expire []byte, now int64) (int64, bool) {
+	n, ok := parseInt(expire)
+	if !ok {
+		c.addError(msgNotInteger)
+		return 0, false
+	}
+	var at int64
+	switch {
+	case flags&setEX != 0:
+		at, ok = mulMS(n, 1000, now)
+	case flags&setPX != 0:
+		at, ok = mulMS(n, 1, now)
+	case flags&setEXAT != 0:
+		at, ok = mulMS(n, 1000, 0)
+	default:
+		at, ok = mulMS(n, 1, 0)
+	}
+	if !ok {
+		c.addError("ERR invalid expire time in '" + name + "' command")
+	}
+	return at, ok
 }
 
 // SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
-// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL]
+// EXAT unix-seconds | PXAT unix-milliseconds | KEEPTTL], as valkey's
+// setGenericCommand. An expiry that has passed deletes the key.
 func cmdSet(c *conn, args [][]byte) {
-	var nx, xx, get, keepTTL bool
+	flags, expire, ok := stringOptions(c, args, true)
+	if !ok {
+		return
+	}
 	var expireAt int64
-	haveExpire := false
-	for i := 3; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case eqFold(a, "nx") && !xx:
-			nx = true
-		case eqFold(a, "xx") && !nx:
-			xx = true
-		case eqFold(a, "get"):
-			get = true
-		case eqFold(a, "keepttl") && !haveExpire:
-			keepTTL = true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
-			!haveExpire && !keepTTL && i+1 < len(args):
-			i++
-			n, ok := parseInt(args[i])
-			if !ok {
-				c.addError(msgNotInteger)
-				return
-			}
-			var ms int64
-			var valid bool
-			switch {
-			case eqFold(a, "ex"):
-				ms, valid = mulMS(n, 1000, nowMS())
-			case eqFold(a, "px"):
-				ms, valid = mulMS(n, 1, nowMS())
-			case eqFold(a, "exat"):
-				ms, valid = mulMS(n, 1000, 0)
-			default:
-				ms, valid = mulMS(n, 1, 0)
-			}
-			if !valid {
-				c.addError("ERR invalid expire time in 'set' command")
-				return
-			}
-			expireAt, haveExpire = ms, true
-		default:
-			c.addError(msgSyntax)
+	now := nowMS()
+	if expire != nil {
+		if expireAt, ok = expiryAt(c, "set", flags, expire, now); !ok {
 			return
 		}
 	}
@@ -202,6 +282,7 @@ func cmdSet(c *conn, args [][]byte) {
 	s := c.srv.ks.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
+	get := flags&setGet != 0
 	if get && e != nil && e.kind != kindString {
 		s.mu.Unlock()
 		c.addError(msgWrongType)
@@ -211,12 +292,18 @@ func cmdSet(c *conn, args [][]byte) {
 	if e != nil {
 		old = e.str
 	}
-	doSet := !(nx && e != nil) && !(xx && e == nil)
-	if doSet {
-		if keepTTL && e != nil {
+	doSet := !(flags&setNX != 0 && e != nil) && !(flags&setXX != 0 && e == nil)
+	switch {
+	case !doSet:
+	case expire != nil && expireAt <= now:
+		if e != nil {
+			s.drop(key, e)
+		}
+	default:
+		if flags&setKeepTTL != 0 && e != nil {
 			expireAt = e.expireAt
 		}
-		s.setString(key, e, val, expireAt)
+		s.storeString(key, e, c.rd.take(val), expireAt)
 	}
 	s.mu.Unlock()
 	switch {
@@ -228,6 +315,51 @@ func cmdSet(c *conn, args [][]byte) {
 		c.addOK()
 	default:
 		c.addNull()
+	}
+}
+
+// GETEX key [EX seconds | PX milliseconds | EXAT unix-seconds |
+// PXAT unix-milliseconds | PERSIST], as valkey's getexCommand: the
+// expiry's value is checked once the key is found to hold a string; a
+// Unix time that has passed deletes it.
+func cmdGetEx(c *conn, args [][]byte) {
+	flags, expire, ok := stringOptions(c, args, false)
+	if !ok {
+		return
+	}
+	key := args[1]
+	s := c.srv.ks.shard(key)
+	s.mu.Lock()
+	e := s.getForWrite(key)
+	var v []byte
+	var at int64
+	now := nowMS()
+	switch {
+	case e == nil:
+	case e.kind != kindString:
+		ok = false
+		c.addError(msgWrongType)
+	case expire != nil:
+		at, ok = expiryAt(c, "getex", flags, expire, now)
+	}
+	if e != nil && ok {
+		v = e.str
+		switch {
+		case flags&(setEXAT|setPXAT) != 0 && at <= now:
+			s.drop(key, e)
+		case expire != nil:
+			s.setExpire(key, e, at)
+		case flags&setPersist != 0:
+			s.setExpire(key, e, 0)
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+	case e == nil:
+		c.addNull()
+	default:
+		c.bulk(v) // stored strings are immutable: safe after Unlock
 	}
 }
 
@@ -270,7 +402,7 @@ func cmdMSet(c *conn, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		s := c.srv.ks.shard(args[i])
 		s.mu.Lock()
-		s.setString(args[i], s.getForWrite(args[i]), args[i+1], 0)
+		s.storeString(args[i], s.getForWrite(args[i]), c.rd.take(args[i+1]), 0)
 		s.mu.Unlock()
 	}
 	c.addOK()
@@ -340,9 +472,8 @@ func cmdAppend(c *conn, args [][]byte) {
 		return
 	}
 	var v []byte
-	expireAt := int64(0)
 	if e != nil {
-		v, expireAt = e.str, e.expireAt
+		v = e.str
 	}
 	if len(v)+len(args[2]) > c.srv.opts.MaxBulkLen {
 		s.mu.Unlock()
@@ -353,7 +484,8 @@ func cmdAppend(c *conn, args [][]byte) {
 	if e == nil {
 		s.add(key, &entry{kind: kindString, str: v})
 	} else {
-		e.str, e.expireAt = v, expireAt
+		s.freed += int64(cap(e.str))
+		e.str = v
 	}
 	s.mu.Unlock()
 	c.addInt(int64(len(v)))

@@ -1,0 +1,204 @@
+package respserver
+
+import (
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestActiveExpiry: keys whose time passes are deleted without a command
+// touching them; keys without an expiry, or with a later one, stay.
+func TestActiveExpiry(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := dialRaw(t, addr)
+	const n = 20000
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(encode("set", "short:"+strconv.Itoa(i), "v", "px", "1"))
+	}
+	for i := range 100 {
+		b.WriteString(encode("set", "long:"+strconv.Itoa(i), "v", "ex", "1000"))
+		b.WriteString(encode("set", "forever:"+strconv.Itoa(i), "v"))
+	}
+	b.WriteString(encode("set", "later", "v", "px", "300"))
+	rc.send(b.String())
+	for range n + 201 {
+		rc.expect("+OK\r\n")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rc.do("dbsize") != ":201\r\n" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	rc.expectReply(t, []string{"dbsize"}, ":201\r\n")
+	rc.expectReply(t, []string{"exists", "long:7", "forever:7", "later"}, ":3\r\n")
+	for time.Now().Before(deadline) && rc.do("dbsize") != ":200\r\n" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	rc.expectReply(t, []string{"dbsize"}, ":200\r\n")
+	info := rc.do("info")
+	if !strings.Contains(info, "db0:keys=200,expires=100,") {
+		t.Errorf("INFO keyspace: %q", info)
+	}
+}
+
+// TestPastExpiryDeletes: an expiry given in the past deletes the key at
+// once, as in valkey; SET still replies OK, or the old value with GET.
+func TestPastExpiryDeletes(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := dialRaw(t, addr)
+	for _, tc := range [][]string{
+		{"set", "k", "v", "exat", "1"},
+		{"set", "k", "v", "pxat", "1"},
+		{"expireat", "k", "1"},
+		{"pexpireat", "k", "1000"},
+		{"expire", "k", "-1"},
+		{"pexpire", "k", "0"},
+	} {
+		rc.expectReply(t, []string{"set", "k", "old"}, "+OK\r\n")
+		want := "+OK\r\n"
+		if tc[0] != "set" {
+			want = ":1\r\n"
+		}
+		rc.expectReply(t, tc, want)
+		rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
+	}
+	rc.expectReply(t, []string{"set", "k", "old"}, "+OK\r\n")
+	rc.expectReply(t, []string{"set", "k", "new", "get", "exat", "1"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
+	rc.expectReply(t, []string{"set", "k", "new", "pxat", "1"}, "+OK\r\n")
+	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
+	rc.expectReply(t, []string{"set", "k", "old"}, "+OK\r\n")
+	rc.expectReply(t, []string{"getex", "k", "ex", "100"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"ttl", "k"}, ":100\r\n")
+	rc.expectReply(t, []string{"getex", "k", "persist"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"ttl", "k"}, ":-1\r\n")
+	rc.expectReply(t, []string{"getex", "k", "exat", "1"}, "$3\r\nold\r\n")
+	rc.expectReply(t, []string{"dbsize"}, ":0\r\n")
+}
+
+// TestExpireCycleBounded: a cycle stops at its budget, holds a shard's
+// lock for one small sample at a time, and in the end deletes every
+// expired key and no other.
+func TestExpireCycleBounded(t *testing.T) {
+	ks := newKeyspace()
+	const n = 200000
+	past, future := nowMS()-1, nowMS()+3600_000
+	for i := range n {
+		key := []byte("k" + strconv.Itoa(i))
+		at := past
+		if i%10 == 0 {
+			at = future
+		}
+		s := ks.shard(key)
+		s.mu.Lock()
+		s.add(key, &entry{kind: kindString, str: []byte("v"), expireAt: at})
+		s.mu.Unlock()
+	}
+	if _, expires := ks.counts(); expires != n {
+		t.Fatalf("%d keys with an expiry, want %d", expires, n)
+	}
+	const budget = 2 * time.Millisecond
+	runtime.GC()
+	start := time.Now()
+	first := ks.expireCycle(budget)
+	// It stops after the sample that ends past the budget; a preemption
+	// on a busy machine may stretch that one, the race detector more.
+	slack := 5 * time.Millisecond
+	if raceEnabled {
+		slack *= 10
+	}
+	if took := time.Since(start); took > budget+slack || first == 0 || first == n*9/10 {
+		t.Errorf("a cycle of budget %v took %v and deleted %d", budget, took, first)
+	}
+
+	// The lock is held for one sample: time each, as the cycle takes them.
+	var holds []time.Duration
+	runtime.GC()
+	for rounds := 0; ks.size() > n/10 && rounds < 10000; rounds++ {
+		for i := range ks.shards {
+			s := &ks.shards[i]
+			t0 := time.Now()
+			s.mu.Lock()
+			s.expireSome(expireSample, nowMS())
+			s.mu.Unlock()
+			holds = append(holds, time.Since(t0))
+		}
+	}
+	if got := ks.size(); got != n/10 {
+		t.Errorf("%d keys left, want %d", got, n/10)
+	}
+	slices.Sort(holds)
+	// A GC pause or a preemption of the thread, on a busy machine, may
+	// land inside one: look at the 99th percentile, and allow the race
+	// detector (several times slower) more.
+	p99, median := holds[len(holds)*99/100], holds[len(holds)/2]
+	if raceEnabled {
+		p99, median = p99/5, median/5
+	}
+	if p99 > time.Millisecond || median > 100*time.Microsecond {
+		t.Errorf("samples held the lock %v at the median, up to %v for 99%% of them; want under 100µs and 1ms", holds[len(holds)/2], holds[len(holds)*99/100])
+	}
+	if ks.collect() < int64(n*9/10)*keyBytes {
+		t.Errorf("freed bytes not counted")
+	}
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		if len(s.volatile) != len(s.m) {
+			t.Fatalf("shard %d: %d volatile keys, %d keys", i, len(s.volatile), len(s.m))
+		}
+		for j, v := range s.volatile {
+			if int(v.e.vidx) != j+1 || s.m[v.key] != v.e {
+				t.Fatalf("shard %d: volatile key %d (%q) is out of step", i, j, v.key)
+			}
+		}
+	}
+}
+
+// TestShrinkAfterExpiry: a shard whose keys have expired gets a small map.
+func TestShrinkAfterExpiry(t *testing.T) {
+	ks := newKeyspace()
+	s := &ks.shards[0]
+	for i := range 10000 {
+		s.add([]byte("k"+strconv.Itoa(i)), &entry{kind: kindString, expireAt: 1})
+	}
+	s.add([]byte("stays"), &entry{kind: kindString})
+	for len(s.volatile) > 0 {
+		s.expireSome(expireSample, nowMS())
+	}
+	ks.collect()
+	if s.peak != 1 || len(s.m) != 1 || s.m["stays"] == nil || cap(s.volatile) > 16 {
+		t.Errorf("after the expiry: peak %d, %d keys, volatile cap %d", s.peak, len(s.m), cap(s.volatile))
+	}
+}
+
+// TestReclaimer: memory is handed back once enough was dropped, not more
+// often than every reclaimEvery.
+func TestReclaimer(t *testing.T) {
+	var r reclaimer
+	now := time.Now()
+	if r.add(reclaimMin/2, false, now) {
+		t.Error("reclaimed after half of reclaimMin")
+	}
+	if !r.add(0, false, now) {
+		t.Error("no reclaim once dropping stopped")
+	}
+	if r.add(reclaimMin/16, false, now.Add(reclaimEvery)) || r.add(0, false, now.Add(reclaimEvery)) {
+		t.Error("reclaimed after reclaimMin/16")
+	}
+	now = now.Add(2 * reclaimEvery)
+	if !r.add(reclaimMin, false, now) {
+		t.Error("no reclaim after reclaimMin and more")
+	}
+	if r.add(reclaimMin, false, now.Add(reclaimEvery/2)) {
+		t.Error("reclaimed again within reclaimEvery")
+	}
+	if !r.add(0, false, now.Add(reclaimEvery)) {
+		t.Error("no reclaim after reclaimEvery")
+	}
+	if !r.add(0, true, now.Add(3*reclaimEvery)) {
+		t.Error("no reclaim after FLUSHALL")
+	}
+}
