@@ -11,7 +11,9 @@
 //
 // Failures are error values that match ErrUnavailable: a *LibraryError names
 // the library, every file name tried and dlerror's text for each; a
-// *SymbolError names the library, the file and the missing symbol.
+// *SymbolError names the library, the file and the missing symbol. Binding is
+// built for Linux only (bind_linux.go); on any other system Load returns an
+// *UnsupportedOSError, and a program there serves over TCP.
 //
 // Where to look can be set with WithSearchPath or the RDMAPOOL_LIBRARY_PATH
 // environment variable (a colon-separated list of directories).

@@ -55,6 +55,20 @@ func (e *SymbolError) Error() string {
 // Is makes errors.Is(err, ErrUnavailable) true.
 func (e *SymbolError) Is(target error) bool { return target == ErrUnavailable }
 
+// UnsupportedOSError says that this system is not one where rdmapool binds
+// the RDMA libraries: it does so only on Linux, where libibverbs and
+// librdmacm are. Load returns it on every other system.
+type UnsupportedOSError struct {
+	GOOS string // runtime.GOOS
+}
+
+func (e *UnsupportedOSError) Error() string {
+	return "rdmapool: RDMA needs Linux (libibverbs, librdmacm); this is " + e.GOOS
+}
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnsupportedOSError) Is(target error) bool { return target == ErrUnavailable }
+
 func debianPackage(lib string) string {
 	switch lib {
 	case "libibverbs":

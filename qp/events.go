@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -29,24 +27,6 @@ type eventChannel struct {
 	t  *verbs.Table
 	ch uintptr
 	f  *os.File // the dup'd fd; closing it never closes the channel's own fd
-}
-
-func newEventChannel(t *verbs.Table) (*eventChannel, error) {
-	ch, err := t.CreateEventChannel()
-	if err != nil {
-		return nil, err
-	}
-	fd := verbs.EventChannelFD(ch)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		t.DestroyEventChannel(ch)
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		t.DestroyEventChannel(ch)
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	return &eventChannel{t: t, ch: ch, f: os.NewFile(uintptr(dup), "rdma_cm")}, nil
 }
 
 // next waits for the next event until the deadline (zero: none) or until the

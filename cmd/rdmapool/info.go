@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/seed54442f1a/rdmapool/internal/probe"
 )
 
@@ -73,7 +71,7 @@ func writeText(w io.Writer, r probe.Report) {
 }
 
 func limit(v uint64) string {
-	if v == unix.RLIM_INFINITY {
+	if v == probe.Unlimited {
 		return "unlimited"
 	}
 	return strconv.FormatUint(v/1024, 10) + " KiB"

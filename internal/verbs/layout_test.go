@@ -1,3 +1,5 @@
+//go:build linux
+
 package verbs
 
 // TestLayout checks the Go mirrors of structs.go and the constants of

@@ -1,0 +1,39 @@
+//go:build !linux
+
+package cq
+
+import (
+	"errors"
+	"runtime"
+)
+
+// errNoReactor is New's error off Linux.
+var errNoReactor = errors.New("cq: the completion-queue reactor needs Linux (epoll, libibverbs); this is " + runtime.GOOS)
+
+// Reactor polls CQs and dispatches their completions. Off Linux there is
+// none: New fails, and a Reactor's methods act as on one already closed.
+type Reactor struct{}
+
+// New fails off Linux.
+func New(opts Options) (*Reactor, error) { return nil, errNoReactor }
+
+// Add fails: the reactor is closed.
+func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
+	return Registration{}, errors.New("cq: reactor is closed")
+}
+
+// Remove does nothing.
+func (r *Reactor) Remove(reg Registration) {}
+
+// Close does nothing.
+func (r *Reactor) Close() {}
+
+// Done is closed.
+func (r *Reactor) Done() <-chan struct{} { return closed }
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Stats returns zero counters.
+func (r *Reactor) Stats() Stats { return Stats{} }
+
+func (r *Reactor) wake() {}
