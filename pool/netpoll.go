@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // netpollConn is a *net.TCPConn as a Conn (engine TCPNetpoll): every
@@ -14,8 +12,8 @@ type netpollConn struct {
 	*net.TCPConn
 	raw  syscall.RawConn // kept: SyscallConn allocates
 	peek func(fd uintptr) bool
-	idle bool // the last peek found the socket open with nothing to read
-	pfd  [1]unix.PollFd
+	idle bool    // the last peek found the socket open with nothing to read
+	pfd  pollSet // peekFD's (fd_unix.go)
 }
 
 var (
@@ -58,11 +56,4 @@ func (c *netpollConn) Healthy() bool {
 		return false
 	}
 	return c.idle
-}
-
-func (c *netpollConn) peekFD(fd uintptr) bool {
-	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}
-	n, err := unix.Poll(c.pfd[:], 0)
-	c.idle = err == nil && n == 0 // else data, EOF, a hang-up or an error
-	return true                   // one look, never a wait
 }

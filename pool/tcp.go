@@ -15,7 +15,6 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 	"github.com/valyala/bytebufferpool"
-	"golang.org/x/sys/unix"
 
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
 )
@@ -142,7 +141,7 @@ var _ Conn = (*TCPConn)(nil)
 // whenever we write (Write waits for it to drain first), and fdmu keeps us
 // off the descriptor once gnet closes it. Tests and the benchmark turn it
 // off to exercise and compare the AsyncWrite-only path.
-var tcpDirectWrites = true
+var tcpDirectWrites = directWritesDefault
 
 // tcpSpinWait is how long a Read that finds nothing polls for data, with
 // runtime.Gosched between looks, before it parks until OnTraffic wakes it.
@@ -477,12 +476,12 @@ func (tc *TCPConn) writeDirect(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		m, err := unix.Write(tc.fd, p[n:])
+		m, err := writeFD(tc.fd, p[n:])
 		switch err {
 		case nil:
 			n += m
-		case unix.EINTR:
-		case unix.EAGAIN:
+		case errEINTR:
+		case errEAGAIN:
 			return n, nil
 		default:
 			return n, tc.opError("write", os.NewSyscallError("write", err))

@@ -523,16 +523,6 @@ func checkWritable(path string) error {
 // streams, epoll, the event loops' eventfds, the RDMA devices.
 const filesReserve = 64
 
-// openFilesLimit is RLIMIT_NOFILE's soft limit, which Go raised to the hard
-// one at start; 0 if unknown.
-func openFilesLimit() uint64 {
-	var rl syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil {
-		return 0
-	}
-	return rl.Cur
-}
-
 // maxClients is the most connections the limit on open files allows: a TCP
 // connection takes one file, an RDMA one three (its rdma_cm event channel,
 // the duplicate Go's netpoller reads, its completion channel); the

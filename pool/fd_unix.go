@@ -1,0 +1,28 @@
+//go:build unix
+
+package pool
+
+import "golang.org/x/sys/unix"
+
+// directWritesDefault: TCPConn.Write calls write(2) itself (tcpDirectWrites).
+const directWritesDefault = true
+
+// writeFD is write(2) on the socket gnet polls.
+func writeFD(fd int, p []byte) (int, error) { return unix.Write(fd, p) }
+
+const (
+	errEINTR  = unix.EINTR
+	errEAGAIN = unix.EAGAIN
+)
+
+// pollSet is what a netpoll connection's health check polls.
+type pollSet = [1]unix.PollFd
+
+// peekFD looks at the socket once, without waiting: poll(2) finds it
+// neither readable nor hung up.
+func (c *netpollConn) peekFD(fd uintptr) bool {
+	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN | pollRDHUP}
+	n, err := unix.Poll(c.pfd[:], 0)
+	c.idle = err == nil && n == 0 // else data, EOF, a hang-up or an error
+	return true                   // one look, never a wait
+}

@@ -1,0 +1,10 @@
+package pool
+
+import "testing"
+
+// tcpFullListener skips: it needs a listen backlog of 0 that the kernel
+// holds to, from the unix socket calls.
+func tcpFullListener(t *testing.T) string {
+	t.Skip("a full accept queue is made with unix socket calls")
+	return ""
+}
