@@ -303,33 +303,35 @@ func (z zcWriter) Commit(n int) error { return z.c.commit(n) }
 func (h health) Healthy() bool { return h.c.healthy() }
 
 // SetDeadline sets the connection's deadlines; Close clears them.
-func (c *pooledConn) SetDeadline(t time.Time) error {
-	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return c.spent("set")
-	}
-	return c.Conn.SetDeadline(t)
-}
+func (c *pooledConn) SetDeadline(t time.Time) error { return c.setDeadline(deadlineBoth, t) }
 
 // SetReadDeadline sets the connection's read deadline; Close clears it.
-func (c *pooledConn) SetReadDeadline(t time.Time) error {
-	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
-	defer c.calls.Add(-1)
-	if c.done.Load() {
-		return c.spent("set")
-	}
-	return c.Conn.SetReadDeadline(t)
-}
+func (c *pooledConn) SetReadDeadline(t time.Time) error { return c.setDeadline(deadlineRead, t) }
 
 // SetWriteDeadline sets the connection's write deadline; Close clears it.
-func (c *pooledConn) SetWriteDeadline(t time.Time) error {
+func (c *pooledConn) SetWriteDeadline(t time.Time) error { return c.setDeadline(deadlineWrite, t) }
+
+// Which deadline setDeadline sets.
+const (
+	deadlineBoth = iota
+	deadlineRead
+	deadlineWrite
+)
+
+func (c *pooledConn) setDeadline(which int, t time.Time) error {
 	c.calls.Add(1) // a deadline set after Close cleared them would land on the next user
 	defer c.calls.Add(-1)
 	if c.done.Load() {
 		return c.spent("set")
 	}
-	return c.Conn.SetWriteDeadline(t)
+	switch which {
+	case deadlineRead:
+		return c.Conn.SetReadDeadline(t)
+	case deadlineWrite:
+		return c.Conn.SetWriteDeadline(t)
+	default:
+		return c.Conn.SetDeadline(t)
+	}
 }
 
 // spent is the error of a call on a PooledConn after its Close or Discard.
