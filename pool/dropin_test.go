@@ -277,7 +277,9 @@ func TestDropInServerBack(t *testing.T) {
 		if err := do(); err != nil {
 			t.Fatalf("server back: %v", err)
 		}
-		if d := time.Since(start); d > 200*time.Millisecond {
+		// At once: under a millisecond here. The bound leaves a loaded
+		// machine room and still catches a backoff (it was 1.4 s).
+		if d := time.Since(start); d > time.Second {
 			t.Errorf("server back: the first command took %v", d)
 		}
 	}

@@ -178,13 +178,16 @@ func TestSeamFallbackEveryConn(t *testing.T) {
 // TCP error (connection refused) and the RDMA reason both; with it back,
 // the next Get connects at once, whatever failed before.
 func TestSeamServerDown(t *testing.T) {
-	p, n := newMemPool(t, pool.Options{}, pooltest.Echo)
+	// A backoff, were a Get to wait for one, would be a second at least;
+	// "at once" leaves a loaded machine half of that.
+	const atOnce = 500 * time.Millisecond
+	p, n := newMemPool(t, pool.Options{MinBackoff: time.Second}, pooltest.Echo)
 	n.OnDial(pool.RDMA, pooltest.NoDevice)
 	n.OnDial(pool.TCP, pooltest.Refuse)
 	for i := range 5 {
 		start := time.Now()
 		_, err := p.Get(context.Background())
-		if d := time.Since(start); d > 100*time.Millisecond {
+		if d := time.Since(start); d > atOnce {
 			t.Errorf("Get %d failed after %v, want at once", i, d)
 		}
 		var de *pool.DialError
@@ -204,7 +207,7 @@ func TestSeamServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if d := time.Since(start); d > 100*time.Millisecond {
+	if d := time.Since(start); d > atOnce {
 		t.Errorf("the first Get with the server back took %v", d)
 	}
 	memPing(t, c)
