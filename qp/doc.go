@@ -1,0 +1,27 @@
+// Package qp is a Valkey-over-RDMA connection: a reliable-connected queue
+// pair set up with rdma_cm that speaks the protocol of valkey-server and
+// libvalkey (valkey-cli and valkey-benchmark --rdma), so either end may be a
+// Valkey peer. Dial connects a client; Listen and Accept (or AcceptConn)
+// serve.
+//
+// A Conn is a net.Conn, and beside it a zero-copy API on the registered
+// memory itself:
+//
+//   - Lease returns a slice of the receive buffer. It stays valid, and other
+//     reads wait, until Release; after Release it must not be used.
+//   - Reserve returns a slice of the send staging memory. It stays valid, and
+//     other writes wait, until Commit, which sends the bytes filled; after
+//     Commit it must not be used.
+//
+// Close does not take memory from a held Lease or Reserve: it is freed at
+// Release or Commit.
+//
+// Errors are *net.OpError values. Inside them: loader.ErrUnavailable when the
+// RDMA libraries cannot be loaded (always, off Linux); syscall.ECONNREFUSED
+// and syscall.EHOSTUNREACH from Dial; os.ErrDeadlineExceeded, a Timeout,
+// when a deadline passes; net.ErrClosed after Close; ErrPeerGone when the
+// peer closed the connection or became unreachable; ErrDeviceRemoved when
+// the RDMA device went away; *ProtocolError when the peer broke the
+// protocol; *CompletionError for a work request that failed. A Read after
+// the peer's orderly close returns io.EOF, unwrapped, once its data is read.
+package qp
