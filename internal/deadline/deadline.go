@@ -89,13 +89,3 @@ func (d *Deadline) Wait() chan struct{} {
 
 // Expired reports whether the deadline has passed.
 func (d *Deadline) Expired() bool { return d.expired.Load() }
-
-// IsClosed reports whether c is closed, without blocking.
-func IsClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}

@@ -72,13 +72,6 @@ func Call3(fn, a1, a2, a3 uintptr) uintptr {
 	return f.r1
 }
 
-// Call4 calls fn(a1, a2, a3, a4).
-func Call4(fn, a1, a2, a3, a4 uintptr) uintptr {
-	f := frame{fn: fn, args: [6]uintptr{a1, a2, a3, a4}}
-	call(&f)
-	return f.r1
-}
-
 // Call6 calls fn(a1, ..., a6); unused trailing arguments may be zero.
 func Call6(fn, a1, a2, a3, a4, a5, a6 uintptr) uintptr {
 	f := frame{fn: fn, args: [6]uintptr{a1, a2, a3, a4, a5, a6}}

@@ -31,9 +31,6 @@ func Call2(fn, a1, a2 uintptr) uintptr { return unreachable() }
 // Call3 panics off Linux.
 func Call3(fn, a1, a2, a3 uintptr) uintptr { return unreachable() }
 
-// Call4 panics off Linux.
-func Call4(fn, a1, a2, a3, a4 uintptr) uintptr { return unreachable() }
-
 // Call6 panics off Linux.
 func Call6(fn, a1, a2, a3, a4, a5, a6 uintptr) uintptr { return unreachable() }
 
