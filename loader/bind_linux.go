@@ -119,5 +119,3 @@ func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
 	}
 	return fallback
 }
-
-func reflectTable() reflect.Type { return reflect.TypeFor[verbs.Table]() }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -290,7 +291,7 @@ func childEnvPath() int {
 // symbolsOf lists the symbols the table resolves from one library.
 func symbolsOf(lib string) []string {
 	var out []string
-	tt := reflectTable()
+	tt := reflect.TypeFor[verbs.Table]()
 	for i := range tt.NumField() {
 		if tt.Field(i).Tag.Get("lib") != lib {
 			continue

@@ -1,9 +1,6 @@
 package qp
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // The Valkey-over-RDMA control messages: 32 bytes, sent with IBV_WR_SEND,
 // every field big-endian, reserved bytes zero.
@@ -60,18 +57,4 @@ func decodeCmd(b []byte) cmd {
 		c.features = binary.BigEndian.Uint64(b[24:])
 	}
 	return c
-}
-
-func opName(op uint16) string {
-	switch op {
-	case opGetServerFeature:
-		return "GetServerFeature"
-	case opSetClientFeature:
-		return "SetClientFeature"
-	case opKeepalive:
-		return "Keepalive"
-	case opRegisterXferMemory:
-		return "RegisterXferMemory"
-	}
-	return fmt.Sprintf("opcode %d", op)
 }

@@ -2,6 +2,7 @@ package qp
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -54,4 +55,19 @@ func FuzzDecodeCmd(f *testing.F) {
 			t.Errorf("opcode %d has no name", m.opcode)
 		}
 	})
+}
+
+// opName names an opcode in test messages.
+func opName(op uint16) string {
+	switch op {
+	case opGetServerFeature:
+		return "GetServerFeature"
+	case opSetClientFeature:
+		return "SetClientFeature"
+	case opKeepalive:
+		return "Keepalive"
+	case opRegisterXferMemory:
+		return "RegisterXferMemory"
+	}
+	return fmt.Sprintf("opcode %d", op)
 }
