@@ -25,16 +25,6 @@ const (
 	numStages
 )
 
-var stageNames = [numStages]string{
-	stageWrite:        "Write",
-	stagePostSend:     "ibv_post_send",
-	stagePollHit:      "ibv_poll_cq, hit",
-	stagePollMiss:     "ibv_poll_cq, miss",
-	stageHandle:       "completions handled",
-	stageWait:         "Read: call to data found",
-	stageDetectReturn: "Read: data found to return",
-}
-
 // since records the time from t0 (a stageNow) to now.
 func (s stage) since(t0 int64) { s.record(stageNow() - t0) }
 

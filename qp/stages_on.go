@@ -14,6 +14,17 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
+// stageNames label the stages in WriteStages.
+var stageNames = [numStages]string{
+	stageWrite:        "Write",
+	stagePostSend:     "ibv_post_send",
+	stagePollHit:      "ibv_poll_cq, hit",
+	stagePollMiss:     "ibv_poll_cq, miss",
+	stageHandle:       "completions handled",
+	stageWait:         "Read: call to data found",
+	stageDetectReturn: "Read: data found to return",
+}
+
 // StagesEnabled reports whether this build times the data path's stages.
 const StagesEnabled = true
 

@@ -57,21 +57,20 @@ func TestListDevices(t *testing.T) {
 
 // side is one end of a connection: its id and the verbs objects on it.
 type side struct {
-	t        *testing.T
-	tb       *verbs.Table
-	ch       uintptr // rdma_cm event channel
-	id       uintptr
-	pd, cc   uintptr
-	cq       uintptr
-	ops      *verbs.ContextOps
-	buf      []byte // mmap'd, registered
-	mr       *verbs.MR
-	mrAddr   uintptr
-	wcs      uintptr // C array of 16 WCs
-	scratch  uintptr // C memory for work requests: send WR, recv WR, SGE, bad-WR slot
-	qp       uintptr
-	closers  []func()
-	received int
+	t       *testing.T
+	tb      *verbs.Table
+	ch      uintptr // rdma_cm event channel
+	id      uintptr
+	pd, cc  uintptr
+	cq      uintptr
+	ops     *verbs.ContextOps
+	buf     []byte // mmap'd, registered
+	mr      *verbs.MR
+	mrAddr  uintptr
+	wcs     uintptr // C array of 16 WCs
+	scratch uintptr // C memory for work requests: send WR, recv WR, SGE, bad-WR slot
+	qp      uintptr
+	closers []func()
 }
 
 func (s *side) defer_(f func()) { s.closers = append(s.closers, f) }
