@@ -18,7 +18,7 @@ test:
 # make bench-rxe runs them in the VM). Compare within one run.
 bench:
 	scripts/deps.sh test
-	CGO_ENABLED=0 go test -run '^$$' -bench . -benchmem ./bench ./pool ./cq ./internal/respserver ./internal/benchrun
+	CGO_ENABLED=0 go test -run '^$$' -bench . -benchmem ./bench ./pool ./cq ./server ./cmd/rdmapool/internal/benchrun
 
 # bench-ffi: the cost of one C call: ours, purego.SyscallN and cgo, in one run.
 bench-ffi:

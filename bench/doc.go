@@ -17,5 +17,5 @@
 //
 // Micro-benchmarks of unexported code live beside it, and make bench runs them
 // too: completion dispatch (package cq), RESP request parsing
-// (internal/respserver) and reply scanning (internal/benchrun).
+// (server) and reply scanning (cmd/rdmapool/internal/benchrun).
 package bench

@@ -17,10 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/seed54442f1a/rdmapool/internal/respserver"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 // target is a server the clients talk to: a TCP address and, if it has
@@ -34,7 +34,7 @@ type target struct {
 // has RDMA, on RDMA as well.
 func embedded(t *testing.T, host string) target {
 	t.Helper()
-	srv := respserver.New(nil)
+	srv := server.New(nil)
 	tl, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)

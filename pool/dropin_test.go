@@ -15,10 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/seed54442f1a/rdmapool/internal/respserver"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/pool"
 	"github.com/seed54442f1a/rdmapool/pool/pooltest"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 // The tests in this file are the drop-in promise, with go-redis and
@@ -234,7 +234,7 @@ func TestDropInServerDown(t *testing.T) {
 // has no device, so that Auto falls back; the test sets how TCP dials end.
 func memServer(t *testing.T) (*pool.Dialer, *pooltest.Network, *[]pool.FallbackReason) {
 	t.Helper()
-	srv := respserver.New(nil)
+	srv := server.New(nil)
 	l := pooltest.NewListener()
 	go srv.Serve(l)
 	n := pooltest.New(l.Serve)

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/seed54442f1a/rdmapool/internal/respserver"
 	"github.com/seed54442f1a/rdmapool/pool"
 	"github.com/seed54442f1a/rdmapool/pool/pooltest"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 // exampleServer starts the embedded Valkey-compatible server on a free
@@ -24,7 +24,7 @@ func exampleServer() (addr string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := respserver.New(nil)
+	srv := server.New(nil)
 	go srv.Serve(l)
 	return l.Addr().String(), func() { srv.Close() }
 }

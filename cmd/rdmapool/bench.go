@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/seed54442f1a/rdmapool/internal/benchrun"
+	"github.com/seed54442f1a/rdmapool/cmd/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/pool"
 	"github.com/seed54442f1a/rdmapool/qp"
 )

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/benchrun"
+	"github.com/seed54442f1a/rdmapool/cmd/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 )

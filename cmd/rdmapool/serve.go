@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/probe"
-	"github.com/seed54442f1a/rdmapool/internal/respserver"
 	"github.com/seed54442f1a/rdmapool/loader"
 	"github.com/seed54442f1a/rdmapool/qp"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 const serveUsage = `usage: rdmapool serve [flags]
@@ -100,7 +100,7 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	if !ok {
 		return 2
 	}
-	srv := respserver.New(&respserver.Options{Password: f.requirePass})
+	srv := server.New(&server.Options{Password: f.requirePass})
 	var listeners []net.Listener
 	fail := func() int {
 		for _, l := range listeners {
@@ -173,11 +173,11 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 // says why RDMA cannot be served there.
 func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
 	if addr == "auto" {
-		a, err := autoRDMAAddr()
+		a, err := probe.Addr()
 		if err != nil {
 			return nil, fmt.Errorf("RDMA is off: --rdma-bind auto: %v", err)
 		}
-		addr = a
+		addr = a.String()
 	}
 	hostPort := net.JoinHostPort(addr, strconv.Itoa(f.rdmaPort))
 	l, err := qp.Listen(hostPort, &qp.Options{RecvBufferSize: int(f.rdmaRxSize), SpinWait: f.spinWait})
@@ -188,19 +188,6 @@ func listenRDMA(addr string, f *serveFlags) (net.Listener, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// autoRDMAAddr returns the first IPv4 GID of an active RDMA port.
-func autoRDMAAddr() (string, error) {
-	r := probe.Run()
-	if !r.Usable {
-		return "", errors.New(r.Verdict)
-	}
-	a, ok := r.IPv4()
-	if !ok {
-		return "", errors.New("no active RDMA port has an IPv4 GID")
-	}
-	return a.String(), nil
 }
 
 // memSize is a byte count written as valkey writes memory sizes: 1048576,

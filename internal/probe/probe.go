@@ -8,7 +8,10 @@
 package probe
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
+	"os"
 
 	"github.com/seed54442f1a/rdmapool/loader"
 )
@@ -70,4 +73,31 @@ func (r Report) IPv4() (addr netip.Addr, ok bool) {
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// AddrEnv names the environment variable that, when set, overrides the
+// address Addr picks. The VM harness sets it to the interface that carries
+// soft-RoCE, so that tests, `rdmapool serve` and `rdmapool bench` agree.
+const AddrEnv = "RDMAPOOL_TEST_ADDR"
+
+// Addr returns the local address to listen on or dial from over RDMA: the
+// value of AddrEnv when it is set, else the first IPv4 GID of an active port.
+// The error says why there is none (the probe's verdict when RDMA is not
+// usable). It probes the devices, so call it once, not per connection.
+func Addr() (netip.Addr, error) {
+	if s := os.Getenv(AddrEnv); s != "" {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("%s=%q: %v", AddrEnv, s, err)
+		}
+		return a, nil
+	}
+	r := Run()
+	if !r.Usable {
+		return netip.Addr{}, errors.New(r.Verdict)
+	}
+	if a, ok := r.IPv4(); ok {
+		return a, nil
+	}
+	return netip.Addr{}, errors.New("RDMA cannot be used: no active RDMA port has an IPv4 GID")
 }

@@ -3,7 +3,6 @@ package rdmatest
 
 import (
 	"net/netip"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -31,22 +30,15 @@ func Require(tb testing.TB) *verbs.Table {
 }
 
 // Addr returns the IP address of an RDMA-capable interface to listen on and
-// connect to: RDMAPOOL_TEST_ADDR (the VM sets it), else the first IPv4 GID of
-// an active port.
+// connect to: probe.Addr (RDMAPOOL_TEST_ADDR, which the VM sets, else the
+// first IPv4 GID of an active port).
 func Addr(tb testing.TB) netip.Addr {
 	tb.Helper()
-	if s := os.Getenv("RDMAPOOL_TEST_ADDR"); s != "" {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			tb.Fatalf("RDMAPOOL_TEST_ADDR=%q: %v", s, err)
-		}
-		return a
+	a, err := probe.Addr()
+	if err != nil {
+		tb.Fatalf("no address for RDMA: %v", err)
 	}
-	if a, ok := probe.Run().IPv4(); ok {
-		return a
-	}
-	tb.Fatalf("no RDMAPOOL_TEST_ADDR and no active port with an IPv4 GID")
-	return netip.Addr{}
+	return a
 }
 
 // Resources returns the kernel's count of RDMA objects per kind ("pd", "cq",

@@ -1,5 +1,5 @@
 //go:build !race
 
-package respserver
+package server
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-// Package respserver is a small Valkey-compatible server: the RESP2 and
+// Package server is a small Valkey-compatible server: the RESP2 and
 // RESP3 protocols, the commands that go-redis, valkey-go, valkey-cli and
 // valkey-benchmark need, and an in-memory keyspace of strings, lists,
 // hashes, sets and sorted sets with expiry.
@@ -6,7 +6,7 @@
 // It serves any net.Listener: a TCP one from net.Listen, and a
 // Valkey-over-RDMA one from qp.Listen, at the same time:
 //
-//	srv := respserver.New(nil)
+//	srv := server.New(nil)
 //	tcp, _ := net.Listen("tcp", "127.0.0.1:6379")
 //	go srv.Serve(tcp)
 //	rdma, err := qp.Listen("192.0.2.1:6379", nil)
@@ -22,7 +22,7 @@
 // costs one write. It is rdmapool's benchmark server and its tests' peer,
 // not a database: nothing is persisted, and there is no replication,
 // pub/sub, scripting, transactions or client-side caching.
-package respserver
+package server
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // ErrServerClosed is returned by Serve after Close.
-var ErrServerClosed = errors.New("respserver: server closed")
+var ErrServerClosed = errors.New("server: Server closed")
 
 // Server serves RESP connections on any number of listeners.
 type Server struct {

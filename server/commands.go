@@ -1,4 +1,4 @@
-package respserver
+package server
 
 import (
 	"crypto/subtle"
@@ -457,7 +457,7 @@ func cmdInfo(c *conn, _ [][]byte) {
 	keys, expires := c.srv.ks.counts()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:%s\r\n", valkeyVersion)
-	b.WriteString("implementation:rdmapool respserver\r\nredis_mode:standalone\r\n\r\n")
+	b.WriteString("implementation:rdmapool server\r\nredis_mode:standalone\r\n\r\n")
 	fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\n\r\n", st.Connections)
 	fmt.Fprintf(&b, "# Stats\r\ntotal_connections_received:%d\r\ntotal_commands_processed:%d\r\n\r\n",
 		st.TotalConnections, st.Commands+c.commands)

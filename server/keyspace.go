@@ -1,4 +1,4 @@
-package respserver
+package server
 
 import (
 	"hash/maphash"
@@ -279,7 +279,7 @@ func newCollection(k kind) any {
 	case kindStream:
 		return &stream{}
 	}
-	panic("respserver: no collection of kind " + k.typeName())
+	panic("server: no collection of kind " + k.typeName())
 }
 
 // size counts the keys, expired ones not yet removed included (as valkey's

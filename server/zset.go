@@ -1,4 +1,4 @@
-package respserver
+package server
 
 import "math/rand/v2"
 
@@ -172,7 +172,7 @@ func (sl *skiplist) delete(it zitem) {
 	}
 	node := x.next[0].to
 	if node == nil || node.zitem != it {
-		panic("respserver: sorted set out of step with its scores")
+		panic("server: sorted set out of step with its scores")
 	}
 	for k := range sl.level {
 		if update[k].next[k].to == node {
@@ -213,5 +213,5 @@ func (sl *skiplist) byRank(rank int) *znode {
 			return x
 		}
 	}
-	panic("respserver: sorted set rank out of range")
+	panic("server: sorted set rank out of range")
 }

@@ -1,4 +1,4 @@
-package respserver
+package server
 
 import (
 	"net"

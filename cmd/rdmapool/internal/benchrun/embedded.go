@@ -1,22 +1,19 @@
 package benchrun
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"net"
 	"net/netip"
-	"os"
 
 	"github.com/seed54442f1a/rdmapool/internal/probe"
-	"github.com/seed54442f1a/rdmapool/internal/respserver"
 	"github.com/seed54442f1a/rdmapool/qp"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 // Embedded is the in-process server `rdmapool bench` runs against when no
 // host or port is given: TCP on 127.0.0.1 always, and RDMA where it works.
 type Embedded struct {
-	srv *respserver.Server
+	srv *server.Server
 	// TCPAddr is the TCP listener's address.
 	TCPAddr string
 	// RDMAAddr is the RDMA listener's address, empty when there is none;
@@ -36,10 +33,10 @@ func StartEmbedded(rdma bool, opts *qp.Options) (*Embedded, error) {
 	}
 	// No bound on clients beyond valkey's: -c is bounded by the file
 	// limit, and may pass valkey's 10000.
-	e := &Embedded{srv: respserver.New(&respserver.Options{MaxClients: math.MaxInt}), TCPAddr: tl.Addr().String()}
+	e := &Embedded{srv: server.New(&server.Options{MaxClients: math.MaxInt}), TCPAddr: tl.Addr().String()}
 	go e.srv.Serve(tl)
 	if rdma {
-		if ip, err := rdmaIP(); err != nil {
+		if ip, err := probe.Addr(); err != nil {
 			e.RDMAErr = err
 		} else if rl, err := qp.Listen(netip.AddrPortFrom(ip, 0).String(), opts); err != nil {
 			e.RDMAErr = err
@@ -53,22 +50,3 @@ func StartEmbedded(rdma bool, opts *qp.Options) (*Embedded, error) {
 
 // Close stops the server.
 func (e *Embedded) Close() error { return e.srv.Close() }
-
-// rdmaIP is the address to serve RDMA on, or why there is none.
-func rdmaIP() (netip.Addr, error) {
-	if s := os.Getenv("RDMAPOOL_TEST_ADDR"); s != "" {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return netip.Addr{}, fmt.Errorf("RDMAPOOL_TEST_ADDR=%q: %v", s, err)
-		}
-		return a, nil
-	}
-	r := probe.Run()
-	if !r.Usable {
-		return netip.Addr{}, errors.New(r.Verdict)
-	}
-	if a, ok := r.IPv4(); ok {
-		return a, nil
-	}
-	return netip.Addr{}, errors.New("RDMA cannot be used: no active RDMA port has an IPv4 GID")
-}

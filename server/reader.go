@@ -1,4 +1,4 @@
-package respserver
+package server
 
 import (
 	"bytes"
@@ -99,7 +99,7 @@ func (e protocolError) Error() string { return "ERR Protocol error: " + string(e
 
 // errQueryBufferFull: the request does not fit in Options.MaxQueryBuffer;
 // the connection closes without a reply, as valkey's does.
-var errQueryBufferFull = errors.New("respserver: query buffer limit reached")
+var errQueryBufferFull = errors.New("server: query buffer limit reached")
 
 // newReader returns a reader for an authenticated client; see setAuthed.
 func newReader(maxBuffer, maxBulk int) *reader {
