@@ -72,6 +72,18 @@ setup_veth() {
 	done
 	ip link set veth0 up || fail "ip link set veth0 up"
 	ip link set veth1 up || fail "ip link set veth1 up"
+	# Each end's neighbour entry for the other, filled in now: rdma_cm's
+	# address resolution across the pair, when the neighbour is not yet
+	# resolved, sends the ARP request but is not woken by the reply here; it
+	# finishes at its own timeout (rping -I 10.99.0.2: 2.5 s with its 2 s
+	# timeout), and a dial whose deadline is that timeout fails. Both MACs
+	# are known, so no ARP is needed at all.
+	if ! {
+		ip neigh replace "$SERVER_ADDR" lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent &&
+			ip neigh replace "$PEER_ADDR" lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
+	}; then
+		fail "cannot add the veth pair's neighbour entries"
+	fi
 }
 
 # setup_wire_routes (opt-in, RDMAPOOL_VM_WIRE_ROUTES=1) makes locally generated
