@@ -66,6 +66,21 @@ type Config struct {
 	// max(Duration, 1 s), within Timeout, so that a server that stopped
 	// replying ends a timed run soon after its end.
 	Timeout time.Duration
+	// Setup are requests each connection sends once, before the tests,
+	// each answered before the next is sent (AUTH, SELECT, HELLO 3); an
+	// error reply ends the run with a *ServerError.
+	Setup [][]byte
+	// Precision is the significant figures of the latency histograms, 1
+	// to 5 (--precision); 0 means 3.
+	Precision int
+	// Reconnect closes each client's connection after each batch (its
+	// pipeline) and opens a new one, set up again, for the next (-k 0).
+	Reconnect bool
+	reconnect func(*client) error
+	// Seed, when not 0, seeds the random numbers of -r (--seed); the
+	// clients' sequences then differ from each other and from those of
+	// another seed. 0 keeps the fixed default.
+	Seed uint64
 	// OnConnect, when set, is called once every client is connected, with
 	// the Outcome's transport and reason filled in.
 	OnConnect func(*Outcome)
@@ -151,6 +166,8 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("timeout must not be negative, not %v", cfg.Timeout)
 	case cfg.Warmup < 0 || cfg.WarmupRequests < 0:
 		return fmt.Errorf("warm-up must not be negative, not %v or %d requests", cfg.Warmup, cfg.WarmupRequests)
+	case cfg.Precision < 0 || cfg.Precision > 5:
+		return fmt.Errorf("precision must be 1 to 5 significant figures, not %d", cfg.Precision)
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
@@ -198,11 +215,15 @@ func (cfg *Config) memory() error {
 	// test of the run in turn: after GET's values it keeps their size.
 	in := int64(initialIn)
 	for _, t := range cfg.Tests {
-		if t.valueReply {
-			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
+		if t.replyValues > 0 { // a reply of values grows it
+			in = max(in, satMul(2*int64(t.replyValues), int64(cfg.DataSize)))
 		}
 	}
-	perClient := satAdd(in, histBytes)
+	hb := histBytes
+	if cfg.Precision != 0 && cfg.Precision != histSigFigs {
+		hb = int64(histSized(cfg.Precision).ByteSize())
+	}
+	perClient := satAdd(in, hb)
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
@@ -273,10 +294,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	p, err := pool.New(pool.Options{
-		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
-		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
-	})
+	p, err := newPool(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -323,9 +341,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	clients := make([]*client, len(conns))
 	for i, c := range conns {
-		clients[i] = newClient(c, uint64(i+1)*0x9E3779B97F4A7C15)
+		clients[i] = newClient(c, clientSeed(cfg.Seed, i))
+		if cfg.Precision != 0 && cfg.Precision != histSigFigs {
+			clients[i].hist = histSized(cfg.Precision)
+		}
 	}
-	data := bytes.Repeat([]byte("x"), cfg.DataSize)
+	if err := setup(ctx, clients, cfg); err != nil {
+		return out, err
+	}
+	if cfg.Reconnect {
+		cfg.reconnect = reconnector(ctx, p, conns, clients, cfg)
+	}
+	data := Data(cfg.DataSize) // valkey-benchmark's bytes
 	for _, t := range cfg.Tests {
 		req := t.build(data)
 		if cfg.Warmup > 0 || cfg.WarmupRequests > 0 {
@@ -348,6 +375,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// newPool is the pool of a run's connections: one a client, kept open.
+func newPool(cfg Config) (*pool.Pool, error) {
+	return pool.New(pool.Options{
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
+		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+	})
 }
 
 // failedAddr is the address whose dial failed with err: the one the error
@@ -511,6 +546,12 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 					s.stop(err)
 					return
 				}
+				if cfg.reconnect != nil {
+					if err := cfg.reconnect(c); err != nil {
+						s.stop(err)
+						return
+					}
+				}
 				if !deadline.IsZero() && time.Now().After(deadline) {
 					return
 				}
@@ -529,7 +570,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	if !ph.record {
 		return nil, nil
 	}
-	h := newHist()
+	h := histSized(int(clients[0].hist.SignificantFigures()))
 	for _, c := range clients {
 		h.Merge(c.hist)
 	}
