@@ -67,8 +67,8 @@ second one kills the process.
 
 --plot FILE writes, after the run, the latency by percentile of every test
 over every transport that ran, on a logarithmic latency axis with p50, p99
-and p99.9 marked, SVG (its fonts embedded) or PNG by FILE's extension; a
-FILE that cannot be written fails before the run.
+and p99.9 marked, SVG or PNG by FILE's extension; a FILE that cannot be
+written fails before the run.
 
 Tests (-t), in the order they run, with valkey-benchmark's commands and
 keys: ping_inline, ping_mbulk (ping: both), set, get, incr, lpush, rpush,
@@ -426,7 +426,12 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	case f.json:
 		info = io.Discard
 	}
+	described := false // -l's loops after the first say nothing of it
 	describe := func(o *benchrun.Outcome) {
+		if described {
+			return
+		}
+		described = true
 		engine := ""
 		if o.TCPEngine != "" {
 			engine = "; tcp engine: " + o.TCPEngine

@@ -18,7 +18,7 @@ import (
 func loop(ctx context.Context, runOne func(pool.Policy, string, bool) (*benchrun.Outcome, error),
 	policy pool.Policy, reason string, f *benchFlags, stdout, stderr io.Writer) int {
 	for n := 0; ; n++ {
-		o, err := runOne(policy, reason, n == 0)
+		o, err := runOne(policy, reason, true)
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "rdmapool bench: stopped after %d loops\n", n)
 			return 0
