@@ -283,6 +283,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	}
 	f.engine = engine
 	if len(f.command) > 0 {
+		if f.cluster && !strings.Contains(strings.Join(f.command, " "), "{tag}") {
+			return nil, fmt.Errorf("--cluster: the command (%q) must put {tag} in its key, which each request gets the hash tag of its primary's slot in", strings.Join(f.command, " "))
+		}
 		t, err := benchrun.Command(f.command)
 		if err != nil {
 			return nil, err
@@ -290,7 +293,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		f.parsed = []benchrun.Test{t}
 		return f, nil
 	}
-	tests, err := benchrun.Tests(f.tests, f.keyspace > 0)
+	tests, err := benchrun.Tests(f.tests, f.keyspace > 0, f.cluster)
 	if err != nil {
 		return nil, fmt.Errorf("-t: %v", err)
 	}
@@ -445,12 +448,39 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	// The text report's header: what valkey-benchmark says of the server's
 	// configuration, read over TCP, left out where it cannot be.
 	host := &benchrun.Host{NoKeepAlive: f.keepAlive == 0}
-	if text && !f.quiet && !f.idle {
+	if text && !f.quiet && !f.idle && !f.cluster {
 		if sc, err := benchrun.FetchConfig(ctx, cfg.Addr, cfg.Setup, 2*time.Second); err == nil {
 			host.Config = []benchrun.ServerConfig{sc}
 		}
 	}
 
+	if f.cluster {
+		// As valkey-benchmark: the primaries, then each one's configuration.
+		setup := benchrun.SetupRequests(f.user, f.password, 0, f.resp3)
+		cl, err := benchrun.DiscoverCluster(ctx, cfg.Addr, setup, f.timeout)
+		if err != nil {
+			return fail("cannot fetch the cluster's configuration from %s: %v", cfg.Addr, err)
+		}
+		nodes := cl.Nodes()
+		if f.clients < len(nodes) {
+			fmt.Fprintf(stderr, "rdmapool bench: -c %d: a cluster of %d primaries needs at least one client for each (rdmapool bench --help for usage)\n", f.clients, len(nodes))
+			return 2
+		}
+		fmt.Fprintf(info, "Cluster has %d primary nodes:\n\n", len(nodes))
+		host.Primaries, host.Config = len(nodes), nil
+		for i, n := range nodes {
+			fmt.Fprintf(info, "Primary %d: %s %s\n", i, n.ID, n.Addr)
+			if text && !f.quiet {
+				sc, err := benchrun.FetchConfig(ctx, n.Addr, setup, 2*time.Second)
+				if err != nil {
+					sc = benchrun.ServerConfig{Save: "?", AppendOnly: "?"}
+				}
+				host.Config = append(host.Config, sc)
+			}
+		}
+		fmt.Fprintln(info)
+		cfg.Cluster = cl
+	}
 	if f.idle {
 		return idle(ctx, f, cfg, rdmaDown, stdout, stderr, info, server)
 	}

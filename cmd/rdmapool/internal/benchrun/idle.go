@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"context"
+
+	"github.com/seed54442f1a/rdmapool/pool"
 )
 
 // Idle is valkey-benchmark's -I: it opens cfg.Clients connections, sends
@@ -9,17 +11,30 @@ import (
 // until ctx ends. Its error is a failure to connect or set up; ctx's end is
 // not one.
 func Idle(ctx context.Context, cfg Config, onReady func(*Outcome)) error {
-	p, err := newPool(cfg)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	conns, err := connect(ctx, p, cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
+	var conns []pool.PooledConn
+	if cfg.Cluster != nil { // each client on its primary, as in Run
+		var closeAll func()
+		var err error
+		conns, _, closeAll, err = cfg.Cluster.connect(ctx, cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-		return &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+		defer closeAll()
+	} else {
+		p, err := newPool(cfg)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if conns, err = connect(ctx, p, cfg); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+		}
 	}
 	defer func() {
 		for _, c := range conns {

@@ -38,11 +38,13 @@ func (s *swapConn) SetReadDeadline(t time.Time) error { return s.get().SetReadDe
 
 // reconnector returns Config.reconnect for -k 0: it wraps each client's
 // connection in a swapConn, and the function it returns closes a client's
-// connection (never to be reused) and gets it a new one from p, set up as
+// connection (never to be reused) and gets it a new one from its pool, set up as
 // the first was, within cfg.Timeout.
-func reconnector(ctx context.Context, p *pool.Pool, conns []pool.PooledConn, clients []*client, cfg Config) func(*client) error {
+func reconnector(ctx context.Context, poolOf func(int) *pool.Pool, conns []pool.PooledConn, clients []*client, cfg Config) func(*client) error {
+	index := make(map[*client]int, len(clients))
 	for i, c := range clients {
 		c.conn = &swapConn{slot: &conns[i]}
+		index[c] = i
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -53,7 +55,7 @@ func reconnector(ctx context.Context, p *pool.Pool, conns []pool.PooledConn, cli
 		s.get().Discard()
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		nc, err := p.Get(ctx)
+		nc, err := poolOf(index[c]).Get(ctx)
 		if err != nil {
 			// The slot keeps the discarded one: the run's end discards it
 			// again, which does nothing.

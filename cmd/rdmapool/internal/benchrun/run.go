@@ -77,6 +77,10 @@ type Config struct {
 	// pipeline) and opens a new one, set up again, for the next (-k 0).
 	Reconnect bool
 	reconnect func(*client) error
+	// Cluster, when set, runs against its primaries (--cluster); Addr is
+	// then only where it was found.
+	Cluster *Cluster
+	onError func(*client, error) bool // true: the error was dealt with
 	// Seed, when not 0, seeds the random numbers of -r (--seed); the
 	// clients' sequences then differ from each other and from those of
 	// another seed. 0 keeps the fixed default.
@@ -294,14 +298,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	p, err := newPool(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	conns, err := connect(ctx, p, cfg)
-	if err != nil {
-		return nil, &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+	var p *pool.Pool
+	var conns []pool.PooledConn
+	poolOf := func(int) *pool.Pool { return p }
+	if cfg.Cluster != nil {
+		var closeAll func()
+		var err error
+		if conns, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		p = poolOf(0)
+	} else {
+		var err error
+		if p, err = newPool(cfg); err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		if conns, err = connect(ctx, p, cfg); err != nil {
+			return nil, &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+		}
 	}
 	defer func() {
 		for _, c := range conns {
@@ -350,7 +366,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return out, err
 	}
 	if cfg.Reconnect {
-		cfg.reconnect = reconnector(ctx, p, conns, clients, cfg)
+		cfg.reconnect = reconnector(ctx, poolOf, conns, clients, cfg)
+	}
+	if cfg.Cluster != nil {
+		cfg.onError = cfg.Cluster.follower(ctx, conns, clients, poolOf, cfg)
 	}
 	data := Data(cfg.DataSize) // valkey-benchmark's bytes
 	for _, t := range cfg.Tests {
@@ -508,8 +527,10 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 		return nil, err
 	}
 	s := &stopper{clients: clients}
-	var shared []byte // the pipeline's requests, when no key is random
-	if sharedPipeline(cfg.Keyspace, req) {
+	// The pipeline's requests, when no key is random; never in a cluster,
+	// where each client's hash tags are its own.
+	var shared []byte
+	if cfg.Cluster == nil && sharedPipeline(cfg.Keyspace, req) {
 		shared = bytes.Repeat(req, cfg.Pipeline)
 	}
 	for _, c := range clients {
@@ -530,7 +551,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	watchDone, watchExited := make(chan struct{}), make(chan struct{})
 	go watchdog(ctx, s, stall, min(stall, max(ph.duration, time.Second)), deadline, watchDone, watchExited)
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	for i, c := range clients {
 		wg.Go(func() {
 			P := int64(cfg.Pipeline)
 			for !s.stopped.Load() {
@@ -542,7 +563,16 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 					}
 					k = min(P, left)
 				}
-				if err := c.batch(int(k), uint64(cfg.Keyspace), ph.record); err != nil {
+				if cfg.Cluster != nil {
+					cfg.Cluster.retag(c, i, req, int(k))
+				}
+				err := c.batch(int(k), uint64(cfg.Keyspace), ph.record)
+				// A cluster's MOVED: the batch again, on the new connection.
+				for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
+					cfg.Cluster.retag(c, i, req, int(k))
+					err = c.batch(int(k), uint64(cfg.Keyspace), ph.record)
+				}
+				if err != nil {
 					s.stop(err)
 					return
 				}

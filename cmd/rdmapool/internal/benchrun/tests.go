@@ -33,27 +33,37 @@ type Test struct {
 // that also select it ("ping", "lrange"), and its command, with the key of
 // valkey-benchmark's (src/valkey-benchmark.c: "key:__rand_int__", "mylist",
 // "myset", ...). random is whether -r was given: ZADD's score is then
-// random too.
+// random too; cluster, whether --cluster was: each key then has ":{tag}"
+// after its name ("key:{tag}:__rand_int__", "mylist:{tag}"), as
+// valkey-benchmark's keys do.
 type testSpec struct {
 	flag   string
 	groups []string
-	make   func(random bool) Test
+	make   func(random, cluster bool) Test
 }
 
-func fixed(name string, replyValues int, args ...string) func(bool) Test {
-	return func(bool) Test { return command(name, replyValues, args...) }
+// tagAt marks, in a key of testOrder, where a cluster run puts ":{tag}".
+const tagAt = "\x00"
+
+func fixed(name string, replyValues int, args ...string) func(bool, bool) Test {
+	return func(_, cluster bool) Test { return command(name, replyValues, cluster, args...) }
 }
 
 // command is a test that sends args, where an argument "$data" is the
-// value of dataSize bytes.
-func command(name string, replyValues int, args ...string) Test {
+// value of dataSize bytes, and tagAt is ":{tag}" with cluster, else
+// nothing.
+func command(name string, replyValues int, cluster bool, args ...string) Test {
+	tag := ""
+	if cluster {
+		tag = ":" + tagPlaceholder
+	}
 	return Test{Name: name, replyValues: replyValues, build: func(d []byte) []byte {
 		a := make([]string, len(args))
 		for i, s := range args {
 			if s == "$data" {
 				s = string(d)
 			}
-			a[i] = s
+			a[i] = strings.ReplaceAll(s, tagAt, tag)
 		}
 		return multiBulk(a...)
 	}}
@@ -61,44 +71,44 @@ func command(name string, replyValues int, args ...string) Test {
 
 // testOrder lists every test in the order valkey-benchmark runs them.
 var testOrder = []testSpec{
-	{"ping_inline", []string{"ping"}, func(bool) Test {
+	{"ping_inline", []string{"ping"}, func(bool, bool) Test {
 		return Test{Name: "PING_INLINE", build: func([]byte) []byte { return []byte("PING\r\n") }}
 	}},
 	{"ping_mbulk", []string{"ping"}, fixed("PING_MBULK", 0, "PING")},
-	{"set", nil, fixed("SET", 0, "SET", "key:"+randPlaceholder, "$data")},
-	{"get", nil, fixed("GET", 1, "GET", "key:"+randPlaceholder)},
-	{"incr", nil, fixed("INCR", 0, "INCR", "counter:"+randPlaceholder)},
-	{"lpush", nil, fixed("LPUSH", 0, "LPUSH", "mylist", "$data")},
-	{"rpush", nil, fixed("RPUSH", 0, "RPUSH", "mylist", "$data")},
-	{"lpop", nil, fixed("LPOP", 1, "LPOP", "mylist")},
-	{"rpop", nil, fixed("RPOP", 1, "RPOP", "mylist")},
-	{"sadd", nil, fixed("SADD", 0, "SADD", "myset", "element:"+randPlaceholder)},
-	{"hset", nil, fixed("HSET", 0, "HSET", "myhash", "element:"+randPlaceholder, "$data")},
-	{"spop", nil, fixed("SPOP", 0, "SPOP", "myset")},
-	{"zadd", nil, func(random bool) Test {
+	{"set", nil, fixed("SET", 0, "SET", "key"+tagAt+":"+randPlaceholder, "$data")},
+	{"get", nil, fixed("GET", 1, "GET", "key"+tagAt+":"+randPlaceholder)},
+	{"incr", nil, fixed("INCR", 0, "INCR", "counter"+tagAt+":"+randPlaceholder)},
+	{"lpush", nil, fixed("LPUSH", 0, "LPUSH", "mylist"+tagAt, "$data")},
+	{"rpush", nil, fixed("RPUSH", 0, "RPUSH", "mylist"+tagAt, "$data")},
+	{"lpop", nil, fixed("LPOP", 1, "LPOP", "mylist"+tagAt)},
+	{"rpop", nil, fixed("RPOP", 1, "RPOP", "mylist"+tagAt)},
+	{"sadd", nil, fixed("SADD", 0, "SADD", "myset"+tagAt, "element:"+randPlaceholder)},
+	{"hset", nil, fixed("HSET", 0, "HSET", "myhash"+tagAt, "element:"+randPlaceholder, "$data")},
+	{"spop", nil, fixed("SPOP", 0, "SPOP", "myset"+tagAt)},
+	{"zadd", nil, func(random, cluster bool) Test {
 		score := "0"
 		if random {
 			score = randPlaceholder
 		}
-		return command("ZADD", 0, "ZADD", "myzset", score, "element:"+randPlaceholder)
+		return command("ZADD", 0, cluster, "ZADD", "myzset"+tagAt, score, "element:"+randPlaceholder)
 	}},
-	{"zpopmin", nil, fixed("ZPOPMIN", 0, "ZPOPMIN", "myzset")},
+	{"zpopmin", nil, fixed("ZPOPMIN", 0, "ZPOPMIN", "myzset"+tagAt)},
 	// valkey-benchmark fills the list before the LRANGE tests, as a test
 	// of its own, whichever of them is selected.
 	{"", []string{"lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"},
-		fixed("LPUSH (needed to benchmark LRANGE)", 0, "LPUSH", "mylist", "$data")},
-	{"lrange_100", []string{"lrange"}, fixed("LRANGE_100 (first 100 elements)", 100, "LRANGE", "mylist", "0", "99")},
-	{"lrange_300", []string{"lrange"}, fixed("LRANGE_300 (first 300 elements)", 300, "LRANGE", "mylist", "0", "299")},
-	{"lrange_500", []string{"lrange"}, fixed("LRANGE_500 (first 500 elements)", 500, "LRANGE", "mylist", "0", "499")},
-	{"lrange_600", []string{"lrange"}, fixed("LRANGE_600 (first 600 elements)", 600, "LRANGE", "mylist", "0", "599")},
-	{"mset", nil, func(bool) Test {
+		fixed("LPUSH (needed to benchmark LRANGE)", 0, "LPUSH", "mylist"+tagAt, "$data")},
+	{"lrange_100", []string{"lrange"}, fixed("LRANGE_100 (first 100 elements)", 100, "LRANGE", "mylist"+tagAt, "0", "99")},
+	{"lrange_300", []string{"lrange"}, fixed("LRANGE_300 (first 300 elements)", 300, "LRANGE", "mylist"+tagAt, "0", "299")},
+	{"lrange_500", []string{"lrange"}, fixed("LRANGE_500 (first 500 elements)", 500, "LRANGE", "mylist"+tagAt, "0", "499")},
+	{"lrange_600", []string{"lrange"}, fixed("LRANGE_600 (first 600 elements)", 600, "LRANGE", "mylist"+tagAt, "0", "599")},
+	{"mset", nil, func(_, cluster bool) Test {
 		args := []string{"MSET"}
 		for range 10 {
-			args = append(args, "key:"+randPlaceholder, "$data")
+			args = append(args, "key"+tagAt+":"+randPlaceholder, "$data")
 		}
-		return command("MSET (10 keys)", 0, args...)
+		return command("MSET (10 keys)", 0, cluster, args...)
 	}},
-	{"xadd", nil, fixed("XADD", 0, "XADD", "mystream", "*", "myfield", "$data")},
+	{"xadd", nil, fixed("XADD", 0, "XADD", "mystream"+tagAt, "*", "myfield", "$data")},
 }
 
 // TestNames are the names -t accepts: each test's, and the groups "ping"
@@ -113,15 +123,15 @@ func TestNames() []string {
 	return append(names, "lrange")
 }
 
-// ParseTests parses -t as Tests does, without -r.
-func ParseTests(s string) ([]Test, error) { return Tests(s, false) }
+// ParseTests parses -t as Tests does, without -r or --cluster.
+func ParseTests(s string) ([]Test, error) { return Tests(s, false, false) }
 
 // Tests parses -t: comma-separated test names, case-insensitive, run in
 // valkey-benchmark's order whatever the order given. Empty means every
 // test; a name left empty ("get,,set", "set,") is an error, and so is an
 // unknown one (valkey-benchmark skips it without a word). random is
-// whether -r was given.
-func Tests(s string, random bool) ([]Test, error) {
+// whether -r was given, cluster whether --cluster was.
+func Tests(s string, random, cluster bool) ([]Test, error) {
 	if s != "" && strings.Trim(s, ", \t") == "" {
 		return nil, fmt.Errorf("no test named in %q (known: %s)", s, strings.Join(TestNames(), ", "))
 	}
@@ -151,7 +161,7 @@ func Tests(s string, random bool) ([]Test, error) {
 			selected = selected || want[g]
 		}
 		if selected {
-			tests = append(tests, t.make(random))
+			tests = append(tests, t.make(random, cluster))
 		}
 	}
 	return tests, nil
