@@ -231,7 +231,7 @@ func (cfg *Config) memory() error {
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
-		shared := sharedPipeline(cfg.Keyspace, t.build(nil))
+		shared := cfg.Cluster == nil && sharedPipeline(cfg.Keyspace, t.build(nil))
 		copies := int64(cfg.Clients)
 		if shared {
 			copies = 1
