@@ -75,9 +75,9 @@ func setup(ctx context.Context, clients []*client, cfg Config) error {
 // roundTrip sends one request and returns its reply, outside any test; an
 // error reply is a *ServerError.
 func (c *client) roundTrip(req []byte) ([]byte, error) {
-	name := string(req)
-	if _, args, ok := cutRequest(req); ok {
-		name = args
+	name := "request" // errors name the command, never its arguments (AUTH's password)
+	if _, cmd, ok := cutRequest(req); ok {
+		name = cmd
 	}
 	if _, err := c.conn.Write(req); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
