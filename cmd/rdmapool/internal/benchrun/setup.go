@@ -76,7 +76,7 @@ func setup(ctx context.Context, clients []*client, cfg Config) error {
 // error reply is a *ServerError.
 func (c *client) roundTrip(req []byte) ([]byte, error) {
 	name := "request" // errors name the command, never its arguments (AUTH's password)
-	if _, cmd, ok := cutRequest(req); ok {
+	if cmd, ok := commandName(req); ok {
 		name = cmd
 	}
 	if _, err := c.conn.Write(req); err != nil {
@@ -118,23 +118,23 @@ func (c *client) roundTrip(req []byte) ([]byte, error) {
 	}
 }
 
-// cutRequest returns the command name of a multi-bulk request.
-func cutRequest(req []byte) (rest []byte, name string, ok bool) {
-	// "*N\r\n$L\r\nNAME\r\n"
+// commandName returns the command name of a multi-bulk request,
+// "*N\r\n$L\r\nNAME\r\n...".
+func commandName(req []byte) (string, bool) {
 	i := lineEnd(req)
-	if i < 0 || len(req) < i+2 {
-		return nil, "", false
+	if i < 0 {
+		return "", false
 	}
 	b := req[i+2:]
 	j := lineEnd(b)
 	if j < 1 || b[0] != '$' {
-		return nil, "", false
+		return "", false
 	}
 	l, ok := atoi(b[1:j])
 	if !ok || l < 0 || len(b) < j+2+l {
-		return nil, "", false
+		return "", false
 	}
-	return b[j+2+l:], string(b[j+2 : j+2+l]), true
+	return string(b[j+2 : j+2+l]), true
 }
 
 // clientSeed is client i's random seed: a fixed sequence without a seed,
