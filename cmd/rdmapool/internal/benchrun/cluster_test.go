@@ -178,11 +178,3 @@ func TestRunCluster(t *testing.T) {
 		}
 	}
 }
-
-func TestCommandName(t *testing.T) {
-	for req, want := range map[string]string{string(multiBulk("AUTH", "u", "pw")): "AUTH", "PING\r\n": "", "*1\r\n$9\r\nAUTH\r\n": ""} {
-		if got, _ := commandName([]byte(req)); got != want {
-			t.Errorf("commandName(%q) = %q, want %q", req, got, want)
-		}
-	}
-}
