@@ -444,7 +444,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 			fmt.Fprintln(info)
 		}
 	}
-	rep := &benchrun.Report{Server: server}
+	rep := &benchrun.Report{Server: server, Seed: f.seed, KeepAlive: f.keepAlive != 0}
 	// The text report's header: what valkey-benchmark says of the server's
 	// configuration, read over TCP, left out where it cannot be.
 	host := &benchrun.Host{NoKeepAlive: f.keepAlive == 0}
@@ -469,6 +469,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		fmt.Fprintf(info, "Cluster has %d primary nodes:\n\n", len(nodes))
 		host.Primaries, host.Config = len(nodes), nil
 		for i, n := range nodes {
+			rep.Primaries = append(rep.Primaries, n.Addr)
 			fmt.Fprintf(info, "Primary %d: %s %s\n", i, n.ID, n.Addr)
 			if text && !f.quiet {
 				sc, err := benchrun.FetchConfig(ctx, n.Addr, setup, 2*time.Second)

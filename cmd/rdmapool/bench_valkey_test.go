@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os/exec"
 	"regexp"
@@ -201,6 +202,17 @@ func TestBenchSeed(t *testing.T) {
 		return strings.Join(k, " ")
 	}
 	a, b, c := keys("42"), keys("42"), keys("43")
+	// --json says the seed, also the one drawn from the time.
+	for _, args := range [][]string{{"--seed", "42"}, nil} {
+		code, stdout, _ := runBench(t, append([]string{"-p", port, "-n", "10", "-c", "1", "-t", "set", "--json"}, args...)...)
+		var doc struct {
+			Seed      *int64 `json:"seed"`
+			KeepAlive bool   `json:"keep_alive"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || doc.Seed == nil || args != nil && *doc.Seed != 42 || !doc.KeepAlive {
+			t.Errorf("--json %q: exit %d, %v, %s", args, code, err, stdout)
+		}
+	}
 	if a != b || a == c || len(strings.Fields(a)) < 25 {
 		t.Errorf("--seed 42: %s\nagain: %s\n--seed 43: %s", a, b, c)
 	}

@@ -240,6 +240,13 @@ type Report struct {
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// Ratios are rdma/tcp per test, with --transport both.
 	Ratios []Ratio `json:"ratios,omitempty"`
+	// Seed is the random keys' seed (--seed, or the one drawn from the
+	// time), so that a run can be repeated with the same keys.
+	Seed int64 `json:"seed"`
+	// KeepAlive is false with -k 0.
+	KeepAlive bool `json:"keep_alive"`
+	// Primaries are the cluster's, host:port, with --cluster.
+	Primaries []string `json:"cluster_primaries,omitempty"`
 }
 
 // Ratio compares a test over RDMA with the same test over TCP: requests per
