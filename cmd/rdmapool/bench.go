@@ -132,7 +132,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.BoolVar(&f.quiet, "q", false, "quiet: just show the throughput and p50 of each test")
 	fs.BoolVar(&f.csv, "csv", false, "output in CSV format")
 	fs.BoolVar(&f.json, "json", false, "output in JSON format")
-	fs.IntVar(&f.keyspace, "r", 0, "replace each __rand_int__ (in the keys of SET, GET, INCR, MSET, the members of SADD, HSET and ZADD, ZADD's score, and a command's arguments) with a 12-digit random number below this keyspace")
+	fs.IntVar(&f.keyspace, "r", 0, "replace each __rand_int__ (in the keys of SET, GET, INCR, MSET, the members of SADD, HSET and ZADD, ZADD's score, and a command's arguments) with a 12-digit random number below this keyspace (0: always 000000000000)")
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
 	fs.StringVar(&f.tcpEngine, "tcp-engine", "netpoll", "what drives the TCP connections: netpoll (the Go runtime's, as net.Dial) or gnet (the pool's gnet event loops)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s); with -n too, until the first of the two")
@@ -165,7 +165,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, err
 	}
 	requestsSet, testsSet, rdmaPortSet := false, false, false
-	warmupSet, seedSet, sizeSet := false, false, false
+	warmupSet, seedSet, sizeSet, keyspaceSet := false, false, false, false
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "h":
@@ -184,6 +184,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 			seedSet = true
 		case "d":
 			sizeSet = true
+		case "r":
+			keyspaceSet = true
 		}
 	})
 	if f.version {
@@ -193,6 +195,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		f.seed = time.Now().UnixNano() ^ int64(os.Getpid())<<32
 	}
 	f.command = fs.Args()
+	if keyspaceSet && f.keyspace == 0 {
+		// valkey-benchmark's -r 0 replaces every __rand_int__ with
+		// 000000000000, as a keyspace of 1 does; no -r leaves it as it is.
+		f.keyspace = 1
+	}
 	f.embedded = !f.hostSet && !f.portSet
 	if f.embedded && !requestsSet {
 		f.requests = embeddedRequests

@@ -115,6 +115,17 @@ func TestBenchCommandLine(t *testing.T) {
 			t.Errorf("key %q", k)
 		}
 	}
+	// -r 0, as valkey-benchmark's: every __rand_int__ is 000000000000.
+	valkeyCLI(t, port, "FLUSHALL")
+	if code, _, stderr := runBench(t, "-p", port, "-n", "20", "-c", "1", "-q", "-r", "0", "-t", "set,zadd"); code != 0 {
+		t.Fatalf("-r 0: exit %d, %s", code, stderr)
+	}
+	if keys := valkeyCLI(t, port, "KEYS", "*"); strings.Join(strings.Fields(keys), " ") != "key:000000000000 myzset" && strings.Join(strings.Fields(keys), " ") != "myzset key:000000000000" {
+		t.Errorf("-r 0: keys %q", keys)
+	}
+	if m := valkeyCLI(t, port, "ZRANGE", "myzset", "0", "-1", "WITHSCORES"); strings.Join(strings.Fields(m), " ") != "element:000000000000 0" {
+		t.Errorf("-r 0: myzset %q", m)
+	}
 	// After --, and against the embedded server.
 	code, stdout, _ = runBench(t, "-n", "100", "-c", "2", "-q", "--", "lpush", "mylist", "__rand_int__")
 	if code != 0 || !strings.HasPrefix(stdout, "lpush mylist __rand_int__: ") {
