@@ -57,7 +57,7 @@ func valkeyCluster(t *testing.T) []string {
 		t.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
 	}
 	_, port, _ := net.SplitHostPort(addrs[0])
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine
 	for {
 		ok := true
 		for _, a := range addrs {

@@ -233,7 +233,8 @@ func TestBenchSeed(t *testing.T) {
 // idle connections until one; both then exit 0.
 func TestBenchLoopAndIdle(t *testing.T) {
 	port := valkeyPort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// Long enough for two loops on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := bench(ctx, []string{"-p", port, "-l", "-q", "-t", "ping_mbulk", "-n", "200", "-c", "2"}, &out, &errb, false)
@@ -242,7 +243,7 @@ func TestBenchLoopAndIdle(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	code = bench(ctx, []string{"-p", port, "-l", "--csv", "-t", "ping_mbulk,set", "-n", "100", "-c", "1"}, &out, &errb, false)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
