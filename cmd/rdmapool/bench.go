@@ -23,7 +23,7 @@ import (
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
-const benchUsage = `usage: rdmapool bench [flags]
+const benchUsage = `usage: rdmapool bench [flags] [command args...]
 
 Load-tests a Valkey-compatible server the way valkey-benchmark does: -c
 clients, each on its own connection from an rdmapool pool, send -n requests
@@ -34,10 +34,15 @@ process may open (ulimit -n), -P by -n, and a run whose clients would need
 more than 2 GiB of buffers (-c × -P × the request's size, with -d) is
 refused.
 
+A command after the flags (rdmapool bench -r 1000 SET key:__rand_int__ v,
+or after --) is benchmarked instead of the tests, as valkey-benchmark does:
+each request sends it, with every __rand_int__ replaced as -r says.
+
 With neither -h nor -p it starts the embedded server in this process (TCP on
 127.0.0.1, and RDMA on the first active RDMA port's IPv4 address, or
-RDMAPOOL_TEST_ADDR, when a device can be used) and runs -n 10000 per test;
-it says which transport ran and why (on stderr with -q and --csv).
+RDMAPOOL_TEST_ADDR, when a device can be used; with -a as its password) and
+runs -n 10000 per test; it says which transport ran and why (on stderr with
+-q and --csv).
 
 --transport both runs the workload over RDMA, then over TCP, and prints them
 side by side with the ratios rdma/tcp. Unless --warmup is given, each test
@@ -50,17 +55,28 @@ run, and exits 1.
 (pool.Options.TCPEngine): netpoll, the default, or gnet; the reports name
 it.
 
+Each connection first sends AUTH (-a, with --user), SELECT (--dbnum) and
+HELLO 3 (-3), in that order, as valkey-benchmark's do. -l repeats the
+tests until SIGINT or SIGTERM, which then end it with exit status 0; -I
+opens -c connections and holds them, idle, until then.
+
 A server that sends no reply for --timeout (10 s) ends the run with an
 error; after --duration's end, a request still in flight gets the longer of
 the duration and 1 s, within --timeout. SIGINT or SIGTERM stops the run; a
 second one kills the process.
 
---plot FILE writes, after the run, HdrHistogram's latency-by-percentile
-plot of every test over every transport that ran, SVG or PNG by FILE's
-extension; a FILE that cannot be written fails before the run.
+--plot FILE writes, after the run, the latency by percentile of every test
+over every transport that ran, on a logarithmic latency axis with p50, p99
+and p99.9 marked, SVG or PNG by FILE's extension; a FILE that cannot be
+written fails before the run.
 
-Tests (-t): ping (ping_inline and ping_mbulk), set, get, incr, lpush, lpop,
-mset. As valkey-benchmark, it stops at the server's first error reply.
+Tests (-t), in the order they run, with valkey-benchmark's commands and
+keys: ping_inline, ping_mbulk (ping: both), set, get, incr, lpush, rpush,
+lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange_100, lrange_300,
+lrange_500, lrange_600 (lrange: the four, each after an LPUSH that fills
+the list), mset, xadd. As valkey-benchmark, it stops at the server's first
+error reply.
+
 Exit status: 0 done, 1 a run failed (cannot connect, an error reply, a
 transport error), 2 bad flags.
 
@@ -83,6 +99,16 @@ type benchFlags struct {
 	embedded, hostSet, portSet bool
 	defaultWarmup              bool // --warmup not given
 
+	password, user   string // -a, --user
+	dbnum, keepAlive int    // --dbnum, -k
+	precision        int    // --precision
+	seed             int64  // --seed, or from the time
+	resp3            bool   // -3
+	loop, idle       bool   // -l, -I
+	cluster          bool   // --cluster
+	version          bool   // --version
+	command          []string
+
 	policy pool.Policy
 	engine pool.TCPEngine
 	both   bool
@@ -100,13 +126,13 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.IntVar(&f.rdmaPort, "rdma-port", 0, "server RDMA port; 0 means the same as -p")
 	fs.IntVar(&f.clients, "c", 50, "number of parallel connections")
 	fs.IntVar(&f.requests, "n", 100000, "total number of requests per test (10000 against the embedded server)")
-	fs.IntVar(&f.size, "d", 3, "data size of SET/GET/LPUSH/MSET values in bytes")
+	fs.IntVar(&f.size, "d", 3, "data size of the tests' values (SET, LPUSH, HSET, MSET, XADD, ...) in bytes")
 	fs.IntVar(&f.pipeline, "P", 1, "pipeline <numreq> requests")
-	fs.StringVar(&f.tests, "t", "", "only run the comma-separated list of tests (ping, ping_inline, ping_mbulk, set, get, incr, lpush, lpop, mset)")
+	fs.StringVar(&f.tests, "t", "", "only run the comma-separated list of tests (the Tests above; ping and lrange name groups)")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: just show the throughput and p50 of each test")
 	fs.BoolVar(&f.csv, "csv", false, "output in CSV format")
 	fs.BoolVar(&f.json, "json", false, "output in JSON format")
-	fs.IntVar(&f.keyspace, "r", 0, "use random keys below this keyspace for SET/GET/INCR/MSET (key:__rand_int__)")
+	fs.IntVar(&f.keyspace, "r", 0, "replace each __rand_int__ (in the keys of SET, GET, INCR, MSET, the members of SADD, HSET and ZADD, ZADD's score, and a command's arguments) with a 12-digit random number below this keyspace (0: always 000000000000)")
 	fs.StringVar(&f.transport, "transport", "auto", "rdma, tcp, auto (RDMA where it works, else TCP) or both (RDMA then TCP, compared)")
 	fs.StringVar(&f.tcpEngine, "tcp-engine", "netpoll", "what drives the TCP connections: netpoll (the Go runtime's, as net.Dial) or gnet (the pool's gnet event loops)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s); with -n too, until the first of the two")
@@ -115,6 +141,17 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait), in the clients and the embedded server; 0 means the library's default (1ms), negative never polls. A longer spin pays off where the machine runs more busy threads than it has cores")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
+	fs.StringVar(&f.password, "a", "", "`password` for AUTH")
+	fs.StringVar(&f.user, "user", "", "`username` for AUTH username password (ACL); needs -a")
+	fs.IntVar(&f.dbnum, "dbnum", 0, "SELECT this `db` number first")
+	fs.BoolVar(&f.resp3, "3", false, "start each session in RESP3 (HELLO 3)")
+	fs.IntVar(&f.keepAlive, "k", 1, "1 = keep alive, 0 = reconnect after each request (its pipeline, with -P)")
+	fs.BoolVar(&f.loop, "l", false, "loop: run the tests until SIGINT or SIGTERM")
+	fs.BoolVar(&f.idle, "I", false, "idle mode: just open -c idle connections and wait until SIGINT or SIGTERM")
+	fs.Int64Var(&f.seed, "seed", 0, "seed of the random keys of -r; by default from the time, as valkey-benchmark's")
+	fs.IntVar(&f.precision, "precision", 3, "significant figures of the latency histograms, 1 to 4")
+	fs.BoolVar(&f.cluster, "cluster", false, "cluster mode: find the primaries with CLUSTER SLOTS and send each command to the one that serves its key; a command given on the command line must put its key's hash tag in {tag}")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -128,7 +165,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, err
 	}
 	requestsSet, testsSet, rdmaPortSet := false, false, false
-	warmupSet := false
+	warmupSet, seedSet, sizeSet, keyspaceSet := false, false, false, false
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "h":
@@ -143,8 +180,26 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 			rdmaPortSet = true
 		case "warmup":
 			warmupSet = true
+		case "seed":
+			seedSet = true
+		case "d":
+			sizeSet = true
+		case "r":
+			keyspaceSet = true
 		}
 	})
+	if f.version {
+		return f, nil
+	}
+	if !seedSet {
+		f.seed = time.Now().UnixNano() ^ int64(os.Getpid())<<32
+	}
+	f.command = fs.Args()
+	if keyspaceSet && f.keyspace == 0 {
+		// valkey-benchmark's -r 0 replaces every __rand_int__ with
+		// 000000000000, as a keyspace of 1 does; no -r leaves it as it is.
+		f.keyspace = 1
+	}
 	f.embedded = !f.hostSet && !f.portSet
 	if f.embedded && !requestsSet {
 		f.requests = embeddedRequests
@@ -157,8 +212,32 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	}
 	f.defaultWarmup = !warmupSet
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case len(f.command) > 0 && testsSet:
+		return nil, fmt.Errorf("-t and a command (%q) cannot be used together", strings.Join(f.command, " "))
+	case len(f.command) > 0 && sizeSet:
+		return nil, fmt.Errorf("-d and a command (%q) cannot be used together: the command is the payload", strings.Join(f.command, " "))
+	case len(f.command) > 0 && f.idle:
+		return nil, fmt.Errorf("-I and a command (%q) cannot be used together: -I sends nothing", strings.Join(f.command, " "))
+	case f.user != "" && f.password == "":
+		return nil, errors.New("--user needs -a, the user's password")
+	case f.dbnum < 0:
+		return nil, fmt.Errorf("--dbnum %d must not be negative", f.dbnum)
+	case f.cluster && f.dbnum != 0:
+		return nil, fmt.Errorf("--dbnum %d: a cluster has only db 0", f.dbnum)
+	case f.keepAlive != 0 && f.keepAlive != 1:
+		return nil, fmt.Errorf("-k %d: want 1 (keep alive) or 0 (reconnect)", f.keepAlive)
+	case f.precision < 1 || f.precision > 4:
+		return nil, fmt.Errorf("--precision %d: want 1 to 4 significant figures", f.precision)
+	case f.loop && f.json:
+		return nil, errors.New("-l and --json cannot be used together: the document would never end")
+	case f.loop && f.plot != "":
+		return nil, errors.New("-l and --plot cannot be used together: the plot is written when the run ends")
+	case f.loop && strings.EqualFold(f.transport, "both"):
+		return nil, errors.New("-l and --transport both cannot be used together")
+	case f.idle && strings.EqualFold(f.transport, "both"):
+		return nil, errors.New("-I and --transport both cannot be used together")
+	case f.cluster && f.embedded:
+		return nil, errors.New("--cluster needs a cluster node given by -h or -p; the embedded server is not a cluster")
 	case f.port < 1 || f.port > 65535:
 		return nil, fmt.Errorf("-p %d is not a port (1 to 65535)", f.port)
 	case f.rdmaPort < 0 || f.rdmaPort > 65535:
@@ -210,7 +289,18 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("--tcp-engine %q: want netpoll or gnet", f.tcpEngine)
 	}
 	f.engine = engine
-	tests, err := benchrun.ParseTests(f.tests)
+	if len(f.command) > 0 {
+		if f.cluster && !strings.Contains(strings.Join(f.command, " "), "{tag}") {
+			return nil, fmt.Errorf("--cluster: the command (%q) must put {tag} in its key, which each request gets the hash tag of its primary's slot in", strings.Join(f.command, " "))
+		}
+		t, err := benchrun.Command(f.command)
+		if err != nil {
+			return nil, err
+		}
+		f.parsed = []benchrun.Test{t}
+		return f, nil
+	}
+	tests, err := benchrun.Tests(f.tests, f.keyspace > 0, f.cluster)
 	if err != nil {
 		return nil, fmt.Errorf("-t: %v", err)
 	}
@@ -262,24 +352,31 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, progres
 }
 
 func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
-	for _, a := range args {
-		if a == "--help" || a == "-help" {
-			fmt.Fprint(stdout, benchUsage)
-			fs := newBenchFlagSet(&benchFlags{})
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-	}
 	f, err := parseBenchFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, benchUsage)
+		fs := newBenchFlagSet(&benchFlags{})
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmapool bench: %v (rdmapool bench --help for usage)\n", err)
 		return 2
+	}
+	if f.version {
+		fmt.Fprintln(stdout, version())
+		return 0
 	}
 	cfg := benchrun.Config{
 		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy, TCPEngine: f.engine,
 		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
 		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
+		Setup: benchrun.SetupRequests(f.user, f.password, f.dbnum, f.resp3), Seed: uint64(f.seed), Precision: f.precision,
+		Reconnect: f.keepAlive == 0,
+	}
+	if len(f.command) > 0 {
+		cfg.DataSize = benchrun.RequestSize(f.parsed[0]) // as valkey-benchmark's payload
 	}
 	if f.spinWait != 0 {
 		cfg.RDMA = &qp.Options{SpinWait: f.spinWait}
@@ -310,7 +407,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	// (the embedded server has no RDMA listener).
 	var rdmaDown error
 	if f.embedded {
-		e, err := benchrun.StartEmbedded(f.both || f.policy != pool.TCPOnly, cfg.RDMA)
+		e, err := benchrun.StartEmbeddedAuth(f.both || f.policy != pool.TCPOnly, cfg.RDMA, f.password)
 		if err != nil {
 			return fail("cannot start the embedded server: %v", err)
 		}
@@ -339,7 +436,12 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	case f.json:
 		info = io.Discard
 	}
+	described := false // -l's loops after the first say nothing of it
 	describe := func(o *benchrun.Outcome) {
+		if described {
+			return
+		}
+		described = true
 		engine := ""
 		if o.TCPEngine != "" {
 			engine = "; tcp engine: " + o.TCPEngine
@@ -349,7 +451,47 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 			fmt.Fprintln(info)
 		}
 	}
-	rep := &benchrun.Report{Server: server}
+	rep := &benchrun.Report{Server: server, Seed: f.seed, KeepAlive: f.keepAlive != 0}
+	// The text report's header: what valkey-benchmark says of the server's
+	// configuration, read over TCP, left out where it cannot be.
+	host := &benchrun.Host{NoKeepAlive: f.keepAlive == 0}
+	if text && !f.quiet && !f.idle && !f.cluster {
+		if sc, err := benchrun.FetchConfig(ctx, cfg.Addr, cfg.Setup, 2*time.Second); err == nil {
+			host.Config = []benchrun.ServerConfig{sc}
+		}
+	}
+
+	if f.cluster {
+		// As valkey-benchmark: the primaries, then each one's configuration.
+		setup := benchrun.SetupRequests(f.user, f.password, 0, f.resp3)
+		cl, err := benchrun.DiscoverCluster(ctx, cfg.Addr, setup, f.timeout)
+		if err != nil {
+			return fail("cannot fetch the cluster's configuration from %s: %v", cfg.Addr, err)
+		}
+		nodes := cl.Nodes()
+		if f.clients < len(nodes) {
+			fmt.Fprintf(stderr, "rdmapool bench: -c %d: a cluster of %d primaries needs at least one client for each (rdmapool bench --help for usage)\n", f.clients, len(nodes))
+			return 2
+		}
+		fmt.Fprintf(info, "Cluster has %d primary nodes:\n\n", len(nodes))
+		host.Primaries, host.Config = len(nodes), nil
+		for i, n := range nodes {
+			rep.Primaries = append(rep.Primaries, n.Addr)
+			fmt.Fprintf(info, "Primary %d: %s %s\n", i, n.ID, n.Addr)
+			if text && !f.quiet {
+				sc, err := benchrun.FetchConfig(ctx, n.Addr, setup, 2*time.Second)
+				if err != nil {
+					sc = benchrun.ServerConfig{Save: "?", AppendOnly: "?"}
+				}
+				host.Config = append(host.Config, sc)
+			}
+		}
+		fmt.Fprintln(info)
+		cfg.Cluster = cl
+	}
+	if f.idle {
+		return idle(ctx, f, cfg, rdmaDown, stdout, stderr, info, server)
+	}
 
 	runOne := func(policy pool.Policy, reason string, live bool) (*benchrun.Outcome, error) {
 		c := cfg
@@ -374,7 +516,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 				if f.quiet {
 					benchrun.WriteQuiet(stdout, r)
 				} else {
-					benchrun.WriteText(stdout, o, r)
+					benchrun.WriteTextHost(stdout, o, r, host)
 				}
 			}
 		}
@@ -419,6 +561,9 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 			if policy == pool.Auto {
 				policy, reason = pool.TCPOnly, "auto: RDMA unavailable: "+rdmaDown.Error()
 			}
+		}
+		if f.loop {
+			return loop(ctx, runOne, policy, reason, f, stdout, stderr)
 		}
 		o, err := runOne(policy, reason, true)
 		if err != nil {

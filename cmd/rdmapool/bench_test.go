@@ -59,7 +59,26 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-c", "x"}, `invalid value "x" for flag -c`},
 		{[]string{"--spin-wait", "1"}, `invalid value "1" for flag -spin-wait`},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		// A word after the flags is a command to benchmark, as
+		// valkey-benchmark's; with -t it is refused.
+		{[]string{"-t", "get", "extra"}, `-t and a command ("extra") cannot be used together`},
+		{[]string{"-d", "5", "--", "SET", "k", "v"}, `-d and a command ("SET k v") cannot be used together`},
+		{[]string{"-I", "PING"}, `-I and a command ("PING") cannot be used together`},
+		{[]string{"", "k"}, "the command's name is empty"},
+		{[]string{"-t", "get,,set"}, `-t: an empty test name in "get,,set"`},
+		{[]string{"-t", "set,"}, `-t: an empty test name in "set,"`},
+		{[]string{"--user", "bob"}, "--user needs -a"},
+		{[]string{"--dbnum", "-1"}, "--dbnum -1 must not be negative"},
+		{[]string{"-k", "2"}, "-k 2: want 1 (keep alive) or 0 (reconnect)"},
+		{[]string{"--precision", "0"}, "--precision 0: want 1 to 4 significant figures"},
+		{[]string{"--precision", "5"}, "--precision 5: want 1 to 4 significant figures"},
+		{[]string{"--seed", "x"}, `invalid value "x" for flag -seed`},
+		{[]string{"-l", "--json"}, "-l and --json cannot be used together"},
+		{[]string{"-l", "--plot", "x.svg"}, "-l and --plot cannot be used together"},
+		{[]string{"-l", "--transport", "both"}, "-l and --transport both cannot be used together"},
+		{[]string{"-I", "--transport", "both"}, "-I and --transport both cannot be used together"},
+		{[]string{"--cluster"}, "--cluster needs a cluster node given by -h or -p"},
+		{[]string{"--cluster", "--dbnum", "1", "-p", "6379"}, "--dbnum 1: a cluster has only db 0"},
 		{[]string{"--plot", "x.txt"}, "--plot x.txt: want a file name ending in .svg or .png"},
 		{[]string{"--plot", "lat"}, "--plot lat: want a file name ending in .svg or .png"},
 		{[]string{"--timeout", "0s"}, "--timeout 0s must be positive"},
@@ -81,8 +100,8 @@ func TestBenchBadFlags(t *testing.T) {
 	}
 	// Through the command's dispatch too.
 	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-t", "hset"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown test "hset"`) {
-		t.Errorf("run bench -t hset: exit %d, %s", code, errb.String())
+	if code := run([]string{"bench", "-t", "hsetx"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown test "hsetx"`) {
+		t.Errorf("run bench -t hsetx: exit %d, %s", code, errb.String())
 	}
 	if code := run([]string{"bench", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "usage: rdmapool bench") || !strings.Contains(out.String(), "-transport") {
 		t.Errorf("bench --help: exit %d, %s", code, out.String())

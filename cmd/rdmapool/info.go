@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,19 +11,35 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/probe"
 )
 
+const infoUsage = `usage: rdmapool info [--json] [--require]
+
+Reports the RDMA libraries found (their paths) or why not, the devices,
+their ports with state and GIDs, RLIMIT_MEMLOCK, and one line saying
+whether RDMA can be used here and, if not, what to do. Exit status: 0 (1
+with --require when RDMA cannot be used), 2 bad flags.
+
+flags:
+`
+
 // info prints what probe.Run found. It exits 0 whether or not RDMA can be
 // used: the report is the result. --require makes "not usable" exit 1.
 func info(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	require := fs.Bool("require", false, "exit 1 when RDMA cannot be used")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, infoUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
 	}
-	if fs.NArg() > 0 { // flag stops at it: a --require after it would go unseen
-		fmt.Fprintf(stderr, "rdmapool info: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
+	if err == nil && fs.NArg() > 0 { // flag stops at it: a --require after it would go unseen
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmapool info: %v (rdmapool info --help for usage)\n", err)
 		return 2
 	}
 	r := probe.Run()

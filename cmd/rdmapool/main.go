@@ -1,7 +1,13 @@
 // Command rdmapool inspects and exercises RDMA on this machine.
 //
-//	rdmapool info    which RDMA libraries, devices, ports and GIDs exist,
-//	                 the locked-memory limit, and whether RDMA can be used
+//	rdmapool info     which RDMA libraries, devices, ports and GIDs exist,
+//	                  the locked-memory limit, and whether RDMA can be used
+//	rdmapool serve    the embedded Valkey-compatible server
+//	rdmapool bench    valkey-benchmark's load, over RDMA and TCP
+//	rdmapool version  the command's version
+//
+// Every command takes --help (its usage on stdout, exit 0); a bad flag or
+// argument is one line on stderr and exit 2.
 package main
 
 import (
@@ -19,6 +25,7 @@ commands:
           (rdmapool serve --help for its flags)
   bench   load-test a Valkey-compatible server, or the embedded one, over
           RDMA and TCP, as valkey-benchmark does (rdmapool bench --help)
+  version print the command's version (also --version)
 `
 
 func main() {
@@ -37,7 +44,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serveCmd(args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "version":
+		return versionCmd(args[1:], stdout, stderr)
+	case "--version", "-version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:

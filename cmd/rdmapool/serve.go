@@ -46,14 +46,13 @@ type serveFlags struct {
 	tcpAddrs, rAddr []string
 }
 
-func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
+// parseServeFlags parses and checks the flags. With --help it prints the
+// usage on stdout and returns exit status 0; with a bad flag, one line on
+// stderr and 2.
+func parseServeFlags(args []string, stdout, stderr io.Writer) (*serveFlags, int) {
 	f := &serveFlags{rdmaRxSize: 1 << 20}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.bind, "bind", "127.0.0.1", "TCP addresses to listen on, space-separated")
 	fs.IntVar(&f.port, "port", 6379, "TCP port; 0 turns TCP off")
 	fs.StringVar(&f.rdmaBind, "rdma-bind", "", `RDMA addresses to listen on, space-separated; "auto" is the first IPv4 GID of an active RDMA port; empty turns RDMA off`)
@@ -61,13 +60,18 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
-	if err := fs.Parse(args); err != nil {
-		return nil, false
+	bad := func(format string, a ...any) (*serveFlags, int) {
+		fmt.Fprintf(stderr, "rdmapool serve: "+format+" (rdmapool serve --help for usage)\n", a...)
+		return nil, 2
 	}
-	bad := func(format string, a ...any) (*serveFlags, bool) {
-		fmt.Fprintf(stderr, "rdmapool serve: "+format+"\n\n", a...)
-		fs.Usage()
-		return nil, false
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, serveUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil, 0
+		}
+		return bad("%v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -90,15 +94,16 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 		}
 	}
 	f.rAddr = strings.Fields(f.rdmaBind)
-	return f, true
+	return f, 0
 }
 
 // serve runs the server until a value arrives on stop. Exit codes: 0 after
-// stop, 1 when it cannot listen (or every listener failed), 2 for bad flags.
+// stop (and for --help), 1 when it cannot listen (or every listener
+// failed), 2 for bad flags.
 func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
-	f, ok := parseServeFlags(args, stderr)
-	if !ok {
-		return 2
+	f, code := parseServeFlags(args, stdout, stderr)
+	if f == nil {
+		return code
 	}
 	srv := server.New(&server.Options{Password: f.requirePass})
 	var listeners []net.Listener

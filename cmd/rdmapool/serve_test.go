@@ -40,16 +40,18 @@ func TestServeBadFlags(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"serve"}, tc.args...), &out, &errb)
 		stderr := errb.String()
-		if code != 2 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "usage: rdmapool serve") {
-			t.Errorf("serve %q: exit %d, stderr:\n%s\nwant exit 2, %q and the usage", tc.args, code, stderr, tc.want)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 ||
+			!strings.HasPrefix(stderr, "rdmapool serve: ") || !strings.HasSuffix(stderr, "(rdmapool serve --help for usage)\n") || out.Len() != 0 {
+			t.Errorf("serve %q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line with %q and where the usage is", tc.args, code, out.String(), stderr, tc.want)
 		}
 		if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 			t.Errorf("serve %q: a stack trace:\n%s", tc.args, stderr)
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"serve", "--help"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-rdma-bind") {
-		t.Errorf("serve --help: exit %d, %s", code, errb.String())
+	if code := run([]string{"serve", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "usage: rdmapool serve") ||
+		!strings.Contains(out.String(), "-rdma-bind") || errb.Len() != 0 {
+		t.Errorf("serve --help: exit %d, stdout %s, stderr %s", code, out.String(), errb.String())
 	}
 }
 

@@ -69,7 +69,9 @@ func TestParseTests(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	for in, want := range map[string]string{
-		"":             "PING_INLINE,PING_MBULK,SET,GET,INCR,LPUSH,LPOP,MSET (10 keys)",
+		"": "PING_INLINE,PING_MBULK,SET,GET,INCR,LPUSH,RPUSH,LPOP,RPOP,SADD,HSET,SPOP,ZADD,ZPOPMIN," +
+			"LPUSH (needed to benchmark LRANGE),LRANGE_100 (first 100 elements),LRANGE_300 (first 300 elements)," +
+			"LRANGE_500 (first 500 elements),LRANGE_600 (first 600 elements),MSET (10 keys),XADD",
 		"get,SET":      "SET,GET",
 		" Ping , mset": "PING_INLINE,PING_MBULK,MSET (10 keys)",
 		"ping_mbulk":   "PING_MBULK",
@@ -79,7 +81,7 @@ func TestParseTests(t *testing.T) {
 			t.Errorf("ParseTests(%q) = %q, %v; want %q", in, names(ts), err, want)
 		}
 	}
-	if _, err := ParseTests("set,hset"); err == nil || !strings.Contains(err.Error(), `unknown test "hset"`) {
+	if _, err := ParseTests("set,hsetx"); err == nil || !strings.Contains(err.Error(), `unknown test "hsetx"`) {
 		t.Errorf("unknown test: %v", err)
 	}
 	for _, in := range []string{",", " ", " , ,"} {
@@ -143,7 +145,7 @@ func TestRunTCP(t *testing.T) {
 			if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
 				t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
 			}
-			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 {
+			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != len(testOrder) {
 				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
 			}
 			for _, r := range o.Results {

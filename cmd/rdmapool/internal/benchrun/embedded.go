@@ -27,13 +27,19 @@ type Embedded struct {
 // port (probe.Run), when rdma is true; opts are its connections' options
 // (nil: the defaults).
 func StartEmbedded(rdma bool, opts *qp.Options) (*Embedded, error) {
+	return StartEmbeddedAuth(rdma, opts, "")
+}
+
+// StartEmbeddedAuth is StartEmbedded with a password that clients must
+// give (server.Options.Password); empty means none.
+func StartEmbeddedAuth(rdma bool, opts *qp.Options, password string) (*Embedded, error) {
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	// No bound on clients beyond valkey's: -c is bounded by the file
 	// limit, and may pass valkey's 10000.
-	e := &Embedded{srv: server.New(&server.Options{MaxClients: math.MaxInt}), TCPAddr: tl.Addr().String()}
+	e := &Embedded{srv: server.New(&server.Options{MaxClients: math.MaxInt, Password: password}), TCPAddr: tl.Addr().String()}
 	go e.srv.Serve(tl)
 	if rdma {
 		if ip, err := probe.Addr(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -60,21 +61,33 @@ func SeriesOf(outs ...*Outcome) []PlotSeries {
 	return series
 }
 
+// markedPercentiles are the percentiles WritePlot marks on each line.
+var markedPercentiles = []float64{50, 99, 99.9}
+
 // WritePlot writes the series as HdrHistogram's percentile distribution
 // plot to path, SVG or PNG by its extension: the x axis is the percentile
 // on the 1/(1-p) log scale, so that each further "9" (90%, 99%, 99.9%) gets
 // the same width and the tail is as readable as the median; the y axis is
 // the latency, in microseconds, or milliseconds when the largest is 10 ms
-// or more. The file is written only once the plot is drawn, so an error
-// leaves no half-written file.
+// or more, on a log scale too, so that one long stall does not flatten a
+// body of tens of microseconds. Each line has its p50, p99 and p99.9
+// marked (where it has that many latencies). The SVG names its font
+// (Liberation Sans, by which the text was laid out) with the fonts of the
+// same metrics after it, Arial and Helvetica, then any sans-serif, so that
+// a renderer without Liberation still fits the text in its place. The
+// file is written only once the plot is drawn, so an error leaves no
+// half-written file.
 func WritePlot(path, title string, series []PlotSeries) error {
 	format, err := PlotFormat(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	var maxNs, maxCount int64
+	var minNs, maxNs, maxCount int64
 	for _, s := range series {
 		if s.Hist != nil && s.Hist.TotalCount() > 0 {
+			if maxCount == 0 || s.Hist.Min() < minNs {
+				minNs = s.Hist.Min()
+			}
 			maxNs, maxCount = max(maxNs, s.Hist.Max()), max(maxCount, s.Hist.TotalCount())
 		}
 	}
@@ -88,6 +101,7 @@ func WritePlot(path, title string, series []PlotSeries) error {
 
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.TextStyle.Font = sansFont(p.Title.TextStyle.Font)
 	p.X.Label.Text = "percentile"
 	p.X.Scale = plot.LogScale{}
 	// The axis ends at the first power of ten not below the largest count:
@@ -95,8 +109,21 @@ func WritePlot(path, title string, series []PlotSeries) error {
 	p.X.Min, p.X.Max = 1, math.Max(100, math.Pow(10, math.Ceil(math.Log10(float64(maxCount)))))
 	p.X.Tick.Marker = percentileTicks(p.X.Max)
 	p.Y.Label.Text = "latency (" + unit + ")"
-	p.Y.Min = 0
-	p.Y.Tick.Marker = plainTicks{}
+	p.Y.Scale = plot.LogScale{}
+	// From the power of ten at or below the least latency to the one at or
+	// above the largest: whole decades, each labelled 1, 2 and 5.
+	lo := math.Max(float64(max(minNs, 1))/perUnit, 1e-3)
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(math.Max(float64(maxNs)/perUnit, p.Y.Min*10))))
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min * 10
+	}
+	p.Y.Tick.Marker = logTicks{}
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = sansFont(a.Label.TextStyle.Font)
+		a.Tick.Label.Font = sansFont(a.Tick.Label.Font)
+	}
+	p.Legend.TextStyle.Font = sansFont(p.Legend.TextStyle.Font)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(8)
 	p.Add(plotter.NewGrid())
@@ -108,11 +135,20 @@ func WritePlot(path, title string, series []PlotSeries) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Label, err)
 		}
-		l.Color = plotutil.DarkColors[s.Color%len(plotutil.DarkColors)]
+		color := plotutil.DarkColors[s.Color%len(plotutil.DarkColors)]
+		l.Color = color
 		l.Dashes = plotutil.Dashes(s.Dashes)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Label, l)
+		if marks := percentileMarks(s.Hist, perUnit); len(marks) > 0 {
+			sc, err := plotter.NewScatter(marks)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.Label, err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: color, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+			p.Add(sc)
+		}
 	}
 
 	c, err := draw.NewFormattedCanvas(9*vg.Inch, 5.5*vg.Inch, format)
@@ -125,7 +161,65 @@ func WritePlot(path, title string, series []PlotSeries) error {
 	if _, err := c.WriteTo(&b); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	out := b.Bytes()
+	if format == "svg" {
+		out = svgFontFallbacks(out)
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// sansFont is f in Liberation Sans: its metrics are Arial's and
+// Helvetica's, which a renderer without it can fall back to.
+func sansFont(f font.Font) font.Font {
+	f.Typeface, f.Variant = "Liberation", "Sans"
+	return f
+}
+
+// svgFontFallbacks adds, after each font-family the SVG names, the fonts
+// of the same metrics and the generic family.
+func svgFontFallbacks(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
+}
+
+// percentileMarks are h's latencies, divided by perUnit, at the marked
+// percentiles that h has enough latencies to tell apart from its maximum.
+func percentileMarks(h *hdrhistogram.Histogram, perUnit float64) plotter.XYs {
+	var xys plotter.XYs
+	for _, q := range markedPercentiles {
+		x := 1 / (1 - q/100)
+		if x > float64(h.TotalCount()) {
+			break
+		}
+		xys = append(xys, plotter.XY{X: x, Y: float64(h.ValueAtQuantile(q)) / perUnit})
+	}
+	return xys
+}
+
+// logTicks label a log axis at 1, 2 and 5 times each power of ten, with
+// unlabelled minor ticks at the other multiples: one decade of latency,
+// 20 µs to 400 µs say, still gets a few labels.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	if min <= 0 || max <= min {
+		return ticks
+	}
+	for d := math.Pow(10, math.Floor(math.Log10(min))); d <= max; d *= 10 {
+		for m := 1; m < 10; m++ {
+			v := float64(m) * d
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 6, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // percentilePoints returns h's latency, divided by perUnit, at 1/(1-p)
@@ -149,20 +243,6 @@ func percentileTicks(xMax float64) plot.ConstantTicks {
 			label = "99" + strings.TrimSuffix("."+strings.Repeat("9", k-2), ".") + "%"
 		}
 		ticks = append(ticks, plot.Tick{Value: x, Label: label})
-	}
-	return ticks
-}
-
-// plainTicks are plot.DefaultTicks labelled without trailing zeros: 2500,
-// not 2500.00.
-type plainTicks struct{}
-
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i, t := range ticks {
-		if t.Label != "" {
-			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
-		}
 	}
 	return ticks
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // CSVHeader is valkey-benchmark's --csv header.
@@ -16,14 +18,57 @@ var CSVHeader = []string{"test", "rps", "avg_latency_ms", "min_latency_ms", "p50
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
+// Host is what the text report says beyond the Outcome, as
+// valkey-benchmark's header does: keep-alive, the server's "save" and
+// "appendonly" configuration, the cluster's primaries, the client threads.
+// The zero Host says keep alive 1 and no threads, and no configuration.
+type Host struct {
+	NoKeepAlive bool // -k 0
+	// Config is the server's CONFIG GET save and appendonly, by primary
+	// with a cluster; nil when it could not be read.
+	Config []ServerConfig
+	// Primaries is the cluster's primaries, with --cluster.
+	Primaries int
+	Threads   int // client threads; 0 is one
+}
+
 // WriteText writes one test's report as valkey-benchmark prints it, with
 // the transport added.
-func WriteText(w io.Writer, o *Outcome, r *Result) {
+func WriteText(w io.Writer, o *Outcome, r *Result) { WriteTextHost(w, o, r, nil) }
+
+// WriteTextHost is WriteText with what h says of the run in the header.
+func WriteTextHost(w io.Writer, o *Outcome, r *Result, h *Host) {
+	if h == nil {
+		h = &Host{}
+	}
 	fmt.Fprintf(w, "====== %s ======\n", r.Test)
 	fmt.Fprintf(w, "  %d requests completed in %.2f seconds\n", r.Requests, r.Seconds)
 	fmt.Fprintf(w, "  %d parallel clients\n", o.Clients)
 	fmt.Fprintf(w, "  %d bytes payload\n", o.DataSize)
-	fmt.Fprintf(w, "  keep alive: 1\n")
+	keepAlive := 1
+	if h.NoKeepAlive {
+		keepAlive = 0
+	}
+	fmt.Fprintf(w, "  keep alive: %d\n", keepAlive)
+	switch {
+	case h.Primaries > 0:
+		fmt.Fprintf(w, "  cluster mode: yes (%d primaries)\n", h.Primaries)
+		for i, c := range h.Config {
+			save := c.Save
+			if save == "" {
+				save = "NONE"
+			}
+			fmt.Fprintf(w, "  node [%d] configuration:\n    save: %s\n    appendonly: %s\n", i, save, c.AppendOnly)
+		}
+	case len(h.Config) == 1:
+		fmt.Fprintf(w, "  host configuration \"save\": %s\n", h.Config[0].Save)
+		fmt.Fprintf(w, "  host configuration \"appendonly\": %s\n", h.Config[0].AppendOnly)
+	}
+	if h.Threads > 1 {
+		fmt.Fprintf(w, "  multi-thread: yes\n  threads: %d\n", h.Threads)
+	} else {
+		fmt.Fprintf(w, "  multi-thread: no\n")
+	}
 	if o.Pipeline > 1 {
 		fmt.Fprintf(w, "  pipeline: %d\n", o.Pipeline)
 	}
@@ -45,12 +90,68 @@ func WriteText(w io.Writer, o *Outcome, r *Result) {
 				break
 			}
 		}
+		fmt.Fprintf(w, "\nCumulative distribution of latencies:\n")
+		for _, l := range CumulativeLevels(r.Hist) {
+			fmt.Fprintf(w, "%.3f%% <= %.3f milliseconds (cumulative count %d)\n", l.Percent, float64(l.ValueNs)/1e6, l.Count)
+		}
 	}
 	fmt.Fprintf(w, "\nSummary:\n")
 	fmt.Fprintf(w, "  throughput summary: %.2f requests per second\n", r.RPS)
 	fmt.Fprintf(w, "  latency summary (msec):\n")
 	fmt.Fprintf(w, "    %9s %9s %9s %9s %9s %9s\n", "avg", "min", "p50", "p95", "p99", "max")
 	fmt.Fprintf(w, "    %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n\n", r.AvgMs, r.MinMs, r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs)
+}
+
+// Level is one line of the cumulative distribution: Count latencies,
+// Percent of all, are at most ValueNs.
+type Level struct {
+	ValueNs int64
+	Percent float64
+	Count   int64
+}
+
+// CumulativeLevels is valkey-benchmark's "Cumulative distribution of
+// latencies": the share of the latencies at most 0.1 ms, 0.2 ms, and so on
+// in steps of 0.1 ms up to 2 ms, then of 1 ms, each level given as the
+// highest latency the histogram holds as equal to it (as
+// hdr_iter_linear's highest_equivalent_value), a level only where the
+// count grew, up to the one that holds every latency.
+func CumulativeLevels(h *hdrhistogram.Histogram) []Level {
+	total := h.TotalCount()
+	if total == 0 {
+		return nil
+	}
+	const fine, coarse, switchAt = int64(100_000), int64(1_000_000), int64(2_000_000)
+	bars := h.Distribution()
+	var levels []Level
+	var count int64
+	prev := int64(-1)
+	i := 0
+	for level, step := fine, fine; ; level += step {
+		// The bars up to the level: those whose lowest value is at most
+		// it; the last of them holds the level, and its highest value is
+		// the level's.
+		value := level
+		for i < len(bars) && bars[i].From <= level {
+			count += bars[i].Count
+			value = bars[i].To
+			i++
+		}
+		if count != prev || count == total {
+			levels = append(levels, Level{ValueNs: value, Percent: float64(count) / float64(total) * 100, Count: count})
+			prev = count
+		}
+		if count >= total || i == len(bars) {
+			return levels
+		}
+		if value > switchAt {
+			step = coarse
+		}
+		// Skip the levels no latency reaches: the next bar's.
+		if next := bars[i].From; next > level+step {
+			level += (next - level - 1) / step * step
+		}
+	}
 }
 
 // WriteQuiet writes one test's line, as -q does.
@@ -93,7 +194,20 @@ func CSVRecord(r *Result, suffix string) []string {
 // valkey-benchmark quotes every field; so does this. It returns the
 // writer's error.
 func WriteCSV(w io.Writer, outs ...*Outcome) error {
-	rows := [][]string{CSVHeader}
+	return writeCSV(w, true, outs)
+}
+
+// WriteCSVRows is WriteCSV without the header, for -l's loops after the
+// first.
+func WriteCSVRows(w io.Writer, outs ...*Outcome) error {
+	return writeCSV(w, false, outs)
+}
+
+func writeCSV(w io.Writer, header bool, outs []*Outcome) error {
+	var rows [][]string
+	if header {
+		rows = append(rows, CSVHeader)
+	}
 	for _, o := range outs {
 		suffix := ""
 		if len(outs) > 1 {
@@ -126,6 +240,13 @@ type Report struct {
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// Ratios are rdma/tcp per test, with --transport both.
 	Ratios []Ratio `json:"ratios,omitempty"`
+	// Seed is the random keys' seed (--seed, or the one drawn from the
+	// time), so that a run can be repeated with the same keys.
+	Seed int64 `json:"seed"`
+	// KeepAlive is false with -k 0.
+	KeepAlive bool `json:"keep_alive"`
+	// Primaries are the cluster's, host:port, with --cluster.
+	Primaries []string `json:"cluster_primaries,omitempty"`
 }
 
 // Ratio compares a test over RDMA with the same test over TCP: requests per

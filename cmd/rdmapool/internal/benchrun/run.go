@@ -66,6 +66,25 @@ type Config struct {
 	// max(Duration, 1 s), within Timeout, so that a server that stopped
 	// replying ends a timed run soon after its end.
 	Timeout time.Duration
+	// Setup are requests each connection sends once, before the tests,
+	// each answered before the next is sent (AUTH, SELECT, HELLO 3); an
+	// error reply ends the run with a *ServerError.
+	Setup [][]byte
+	// Precision is the significant figures of the latency histograms, 1
+	// to 5 (--precision); 0 means 3.
+	Precision int
+	// Reconnect closes each client's connection after each batch (its
+	// pipeline) and opens a new one, set up again, for the next (-k 0).
+	Reconnect bool
+	reconnect func(*client) error
+	// Cluster, when set, runs against its primaries (--cluster); Addr is
+	// then only where it was found.
+	Cluster *Cluster
+	onError func(*client, error) bool // true: the error was dealt with
+	// Seed, when not 0, seeds the random numbers of -r (--seed); the
+	// clients' sequences then differ from each other and from those of
+	// another seed. 0 keeps the fixed default.
+	Seed uint64
 	// OnConnect, when set, is called once every client is connected, with
 	// the Outcome's transport and reason filled in.
 	OnConnect func(*Outcome)
@@ -151,6 +170,8 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("timeout must not be negative, not %v", cfg.Timeout)
 	case cfg.Warmup < 0 || cfg.WarmupRequests < 0:
 		return fmt.Errorf("warm-up must not be negative, not %v or %d requests", cfg.Warmup, cfg.WarmupRequests)
+	case cfg.Precision < 0 || cfg.Precision > 5:
+		return fmt.Errorf("precision must be 1 to 5 significant figures, not %d", cfg.Precision)
 	case len(cfg.Tests) == 0:
 		return errors.New("no test to run")
 	}
@@ -198,15 +219,19 @@ func (cfg *Config) memory() error {
 	// test of the run in turn: after GET's values it keeps their size.
 	in := int64(initialIn)
 	for _, t := range cfg.Tests {
-		if t.valueReply {
-			in = max(in, 2*int64(cfg.DataSize)) // a reply of the value grows it
+		if t.replyValues > 0 { // a reply of values grows it
+			in = max(in, satMul(2*int64(t.replyValues), int64(cfg.DataSize)))
 		}
 	}
-	perClient := satAdd(in, histBytes)
+	hb := histBytes
+	if cfg.Precision != 0 && cfg.Precision != histSigFigs {
+		hb = int64(histSized(cfg.Precision).ByteSize())
+	}
+	perClient := satAdd(in, hb)
 	var worst *MemoryError
 	for _, t := range cfg.Tests {
 		size := requestSize(t, cfg.DataSize)
-		shared := sharedPipeline(cfg.Keyspace, t.build(nil))
+		shared := cfg.Cluster == nil && sharedPipeline(cfg.Keyspace, t.build(nil))
 		copies := int64(cfg.Clients)
 		if shared {
 			copies = 1
@@ -273,17 +298,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	p, err := pool.New(pool.Options{
-		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
-		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	conns, err := connect(ctx, p, cfg)
-	if err != nil {
-		return nil, &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+	var p *pool.Pool
+	var conns []pool.PooledConn
+	poolOf := func(int) *pool.Pool { return p }
+	if cfg.Cluster != nil {
+		var closeAll func()
+		var err error
+		if conns, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		p = poolOf(0)
+	} else {
+		var err error
+		if p, err = newPool(cfg); err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		if conns, err = connect(ctx, p, cfg); err != nil {
+			return nil, &ConnectError{Addr: failedAddr(cfg, err), Err: err}
+		}
 	}
 	defer func() {
 		for _, c := range conns {
@@ -323,9 +357,21 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	clients := make([]*client, len(conns))
 	for i, c := range conns {
-		clients[i] = newClient(c, uint64(i+1)*0x9E3779B97F4A7C15)
+		clients[i] = newClient(c, clientSeed(cfg.Seed, i))
+		if cfg.Precision != 0 && cfg.Precision != histSigFigs {
+			clients[i].hist = histSized(cfg.Precision)
+		}
 	}
-	data := bytes.Repeat([]byte("x"), cfg.DataSize)
+	if err := setup(ctx, clients, cfg); err != nil {
+		return out, err
+	}
+	if cfg.Reconnect {
+		cfg.reconnect = reconnector(ctx, poolOf, conns, clients, cfg)
+	}
+	if cfg.Cluster != nil {
+		cfg.onError = cfg.Cluster.follower(ctx, conns, clients, poolOf, cfg)
+	}
+	data := Data(cfg.DataSize) // valkey-benchmark's bytes
 	for _, t := range cfg.Tests {
 		req := t.build(data)
 		if cfg.Warmup > 0 || cfg.WarmupRequests > 0 {
@@ -348,6 +394,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// newPool is the pool of a run's connections: one a client, kept open.
+func newPool(cfg Config) (*pool.Pool, error) {
+	return pool.New(pool.Options{
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
+		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+	})
 }
 
 // failedAddr is the address whose dial failed with err: the one the error
@@ -473,8 +527,10 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 		return nil, err
 	}
 	s := &stopper{clients: clients}
-	var shared []byte // the pipeline's requests, when no key is random
-	if sharedPipeline(cfg.Keyspace, req) {
+	// The pipeline's requests, when no key is random; never in a cluster,
+	// where each client's hash tags are its own.
+	var shared []byte
+	if cfg.Cluster == nil && sharedPipeline(cfg.Keyspace, req) {
 		shared = bytes.Repeat(req, cfg.Pipeline)
 	}
 	for _, c := range clients {
@@ -495,7 +551,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	watchDone, watchExited := make(chan struct{}), make(chan struct{})
 	go watchdog(ctx, s, stall, min(stall, max(ph.duration, time.Second)), deadline, watchDone, watchExited)
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	for i, c := range clients {
 		wg.Go(func() {
 			P := int64(cfg.Pipeline)
 			for !s.stopped.Load() {
@@ -507,9 +563,24 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 					}
 					k = min(P, left)
 				}
-				if err := c.batch(int(k), uint64(cfg.Keyspace), ph.record); err != nil {
+				if cfg.Cluster != nil {
+					cfg.Cluster.retag(c, i, req, int(k))
+				}
+				err := c.batch(int(k), uint64(cfg.Keyspace), ph.record)
+				// A cluster's MOVED: the batch again, on the new connection.
+				for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
+					cfg.Cluster.retag(c, i, req, int(k))
+					err = c.batch(int(k), uint64(cfg.Keyspace), ph.record)
+				}
+				if err != nil {
 					s.stop(err)
 					return
+				}
+				if cfg.reconnect != nil {
+					if err := cfg.reconnect(c); err != nil {
+						s.stop(err)
+						return
+					}
 				}
 				if !deadline.IsZero() && time.Now().After(deadline) {
 					return
@@ -529,7 +600,7 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	if !ph.record {
 		return nil, nil
 	}
-	h := newHist()
+	h := histSized(int(clients[0].hist.SignificantFigures()))
 	for _, c := range clients {
 		h.Merge(c.hist)
 	}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+)
+
+// TestBenchRDMAFlags: over RDMA to the embedded server, every test runs,
+// and -a, -3, a command line, -k 0 and -I work as over TCP (the VM runs
+// it: make test-rxe VM_PKGS=./cmd/rdmapool VM_RUN=TestBenchRDMAFlags).
+func TestBenchRDMAFlags(t *testing.T) {
+	rdmatest.Require(t)
+	code, stdout, stderr := runBench(t, "--transport", "rdma", "-a", "pw", "-3", "-n", "60", "-c", "2", "-P", "3", "-r", "100", "-q")
+	if got := quietTests(stdout); code != 0 || strings.Join(got, "|") != strings.Join(allTests, "|") || !strings.Contains(stderr, "transport: rdma") {
+		t.Errorf("every test: exit %d, tests %q, stderr %s", code, got, stderr)
+	}
+	code, stdout, stderr = runBench(t, "--transport", "rdma", "-n", "50", "-c", "2", "-q", "-r", "10", "--", "SET", "key:__rand_int__", "v")
+	if code != 0 || !strings.HasPrefix(stdout, "SET key:__rand_int__ v: ") {
+		t.Errorf("a command: exit %d, %q, %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runBench(t, "--transport", "rdma", "-k", "0", "-a", "pw", "-n", "20", "-c", "2", "-t", "ping_mbulk")
+	if code != 0 || !strings.Contains(stdout, "  keep alive: 0\n") || !strings.Contains(stdout, "20 requests completed") {
+		t.Errorf("-k 0: exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var out, errb syncBuffer
+	if code := bench(ctx, []string{"--transport", "rdma", "-I", "-c", "4"}, &out, &errb, false); code != 0 ||
+		!strings.Contains(out.String(), "transport: rdma") || !strings.HasPrefix(out.String(), "Creating 4 idle connections") {
+		t.Errorf("-I: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

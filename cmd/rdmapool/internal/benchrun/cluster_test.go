@@ -1,0 +1,180 @@
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/pool"
+)
+
+// valkeyCluster starts three Debian valkey-servers in cluster mode, joins
+// them with valkey-cli --cluster create (three primaries, no replicas), and
+// returns their addresses once the cluster is up; they are killed when the
+// test ends.
+func valkeyCluster(t *testing.T) []string {
+	t.Helper()
+	server, err := exec.LookPath("valkey-server")
+	testutil.Require(t, err == nil, "valkey-server is not installed (scripts/deps.sh test installs it from bookworm-backports)")
+	cli, err := exec.LookPath("valkey-cli")
+	testutil.Require(t, err == nil, "valkey-cli is not installed")
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		_, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(server, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
+			"--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		addrs = append(addrs, addr)
+	}
+	for _, a := range addrs {
+		for i := 0; ; i++ {
+			c, err := net.Dial("tcp", a)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if i > 200 {
+				t.Fatalf("valkey-server did not start on %s", a)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
+	}
+	_, port, _ := net.SplitHostPort(addrs[0])
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine
+	for {
+		ok := true
+		for _, a := range addrs {
+			_, p, _ := net.SplitHostPort(a)
+			info, _ := exec.Command(cli, "-p", p, "CLUSTER", "INFO").Output()
+			ok = ok && strings.Contains(string(info), "cluster_state:ok")
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			info, _ := exec.Command(cli, "-p", port, "CLUSTER", "INFO").Output()
+			t.Fatalf("the cluster is not up: %s", info)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return addrs
+}
+
+func dbsize(t *testing.T, addr string) int {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("valkey-cli", "-p", port, "DBSIZE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	return n
+}
+
+func TestSlotTags(t *testing.T) {
+	tags := slotTags()
+	for slot, tag := range tags {
+		s := string(tag[:])
+		if i := strings.IndexByte(s, '}'); i >= 0 {
+			s = s[:i]
+		}
+		if s == "" || int(crc16([]byte(s))&16383) != slot {
+			t.Fatalf("slot %d: tag %q hashes to %d", slot, tag, crc16([]byte(s))&16383)
+		}
+	}
+	// CRC-16/XMODEM's check value, and the cluster's example key.
+	if crc16([]byte("123456789")) != 0x31C3 {
+		t.Errorf("crc16: %#x", crc16([]byte("123456789")))
+	}
+}
+
+func TestParseClusterSlots(t *testing.T) {
+	reply := "*2\r\n" +
+		"*3\r\n:0\r\n:99\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$2\r\nid\r\n" +
+		"*4\r\n:100\r\n:16383\r\n*2\r\n$0\r\n\r\n:7001\r\n*2\r\n$9\r\n127.0.0.1\r\n:7002\r\n"
+	nodes, err := parseClusterSlots([]byte(reply), "10.0.0.1")
+	if err != nil || len(nodes) != 2 || nodes[0].Addr != "127.0.0.1:7000" || nodes[0].ID != "id" || len(nodes[0].Slots) != 100 ||
+		nodes[1].Addr != "10.0.0.1:7001" || len(nodes[1].Slots) != 16284 {
+		t.Errorf("nodes %+v, %v", nodes, err)
+	}
+	for _, bad := range []string{"+OK\r\n", "*1\r\n*2\r\n:0\r\n:1\r\n", "*1\r\n*3\r\n:5\r\n:1\r\n*2\r\n$1\r\nx\r\n:1\r\n", "*1\r\n"} {
+		if _, err := parseClusterSlots([]byte(bad), "h"); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestRunCluster: against a three-primary valkey-server cluster, every
+// test runs, each client on its primary with keys of that primary's slots
+// (a MOVED would fail the run after its redirections), and every primary
+// gets keys. Then slots in a stale map are followed: a run whose map gives
+// one primary's slots to another meets MOVED, reads CLUSTER SLOTS again
+// and completes.
+func TestRunCluster(t *testing.T) {
+	addrs := valkeyCluster(t)
+	cl, err := DiscoverCluster(context.Background(), addrs[1], nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cl.Nodes(); len(n) != 3 || len(n[0].Slots)+len(n[1].Slots)+len(n[2].Slots) != 16384 {
+		t.Fatalf("nodes: %d", len(n))
+	}
+	ts, _ := Tests("", true, true)
+	cfg := Config{Addr: addrs[1], Policy: pool.TCPOnly, Clients: 6, Requests: 300, DataSize: 3, Pipeline: 4, Keyspace: 1000, Tests: ts, Cluster: cl}
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Results) != len(testOrder) {
+		t.Errorf("%d results", len(o.Results))
+	}
+	for _, r := range o.Results {
+		if r.Requests != 300 {
+			t.Errorf("%s: %d requests", r.Test, r.Requests)
+		}
+	}
+	for _, a := range addrs {
+		if n := dbsize(t, a); n < 10 {
+			t.Errorf("%s holds %d keys", a, n)
+		}
+	}
+
+	// A stale map: the first primary's slots said to be the second's.
+	cl.mu.Lock()
+	cl.nodes[1].Slots, cl.nodes[0].Slots = cl.nodes[0].Slots, cl.nodes[1].Slots
+	gen := cl.gen
+	cl.mu.Unlock()
+	ts, _ = Tests("set,get", true, true)
+	cfg.Tests, cfg.Pipeline = ts, 1
+	if o, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cl.gen == gen {
+		t.Error("no MOVED was met: the map was not read again")
+	}
+	for _, r := range o.Results {
+		if r.Requests != 300 {
+			t.Errorf("%s after MOVED: %d requests", r.Test, r.Requests)
+		}
+	}
+}
