@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,31 +131,56 @@ func TestRunTCP(t *testing.T) {
 		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond; c.Requests = 0 }},
 		{"duration and requests", func(c *Config) { c.Duration = 2 * time.Minute; c.Requests = 300 }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
-			tc.mod(&cfg)
-			connected := 0
-			cfg.OnConnect = func(*Outcome) { connected++ }
-			start := time.Now()
-			o, err := Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
+		for _, m := range []struct {
+			name    string
+			threads int
+			engine  pool.TCPEngine
+			loops   int // want
+		}{
+			{"one loop", 0, pool.TCPNetpoll, 1},
+			{"three loops", 3, pool.TCPNetpoll, 3},
+			{"gnet goroutines", 1, pool.TCPGnet, 0},
+		} {
+			if !loopsSupported && m.loops > 0 {
+				m.loops = 0
 			}
-			if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
-				t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
-			}
-			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 {
-				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
-			}
-			for _, r := range o.Results {
-				if cfg.Requests > 0 && r.Requests != uint64(cfg.Requests) {
-					t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
+			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
+				procs := runtime.GOMAXPROCS(0)
+				cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
+				cfg.Threads, cfg.TCPEngine = m.threads, m.engine
+				tc.mod(&cfg)
+				runTCP(t, cfg, m.loops)
+				if runtime.GOMAXPROCS(0) != procs {
+					t.Errorf("GOMAXPROCS %d after the run, want %d", runtime.GOMAXPROCS(0), procs)
 				}
-				if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
-					t.Errorf("%s: implausible result %+v", r.Test, r)
-				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// runTCP runs cfg over TCP and checks its results.
+func runTCP(t *testing.T, cfg Config, wantLoops int) {
+	t.Helper()
+	connected := 0
+	cfg.OnConnect = func(*Outcome) { connected++ }
+	start := time.Now()
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
+		t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
+	}
+	if o.Transport != pool.TCP || connected != 1 || len(o.Results) != 8 || o.EventLoops != wantLoops {
+		t.Fatalf("transport %s, OnConnect %d times, %d results, %d event loops (want %d)", o.Transport, connected, len(o.Results), o.EventLoops, wantLoops)
+	}
+	for _, r := range o.Results {
+		if cfg.Requests > 0 && r.Requests != uint64(cfg.Requests) {
+			t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
+		}
+		if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
+			t.Errorf("%s: implausible result %+v", r.Test, r)
+		}
 	}
 }
 

@@ -131,14 +131,7 @@ func putNum(b []byte, v uint64) {
 // ends it with a *ServerError.
 func (c *client) batch(k int, keyspace uint64, record bool) error {
 	buf := c.out[:k*c.reqLen]
-	if keyspace > 0 {
-		for i := range k {
-			base := i * c.reqLen
-			for _, o := range c.randOff {
-				putNum(buf[base+o:base+o+len(randPlaceholder)], c.next()%keyspace)
-			}
-		}
-	}
+	c.fill(k, keyspace)
 	start := time.Now()
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
@@ -183,16 +176,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			c.done.Add(uint64(k))
 			return nil
 		}
-		if c.r == c.w {
-			c.r, c.w = 0, 0
-		} else if c.w == len(c.in) {
-			if c.r > 0 {
-				c.w = copy(c.in, c.in[c.r:c.w])
-				c.r = 0
-			} else { // one reply larger than the buffer
-				c.in = append(c.in, make([]byte, len(c.in))...)
-			}
-		}
+		c.makeRoom()
 		n, err := c.conn.Read(c.in[c.w:])
 		c.w += n
 		lat = int64(time.Since(start))
@@ -204,6 +188,21 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 				return fmt.Errorf("server closed the connection: %w", err)
 			}
 			return err
+		}
+	}
+}
+
+// fill gives each random key of the next k requests a random number below
+// keyspace; with no keyspace they keep their placeholder.
+func (c *client) fill(k int, keyspace uint64) {
+	if keyspace == 0 {
+		return
+	}
+	buf := c.out[:k*c.reqLen]
+	for i := range k {
+		base := i * c.reqLen
+		for _, o := range c.randOff {
+			putNum(buf[base+o:base+o+len(randPlaceholder)], c.next()%keyspace)
 		}
 	}
 }
