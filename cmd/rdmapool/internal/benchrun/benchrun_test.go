@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -594,5 +595,45 @@ func TestRatios(t *testing.T) {
 	if len(lines) != 2 || strings.Join(strings.Fields(lines[1]), " ") != "GET 3333.33 1428.57 2.333 2.40 2.60 0.923 9.01 31.01 0.290" ||
 		!strings.Contains(lines[0], "rdma p50 µs") {
 		t.Errorf("compare:\n%s", b.String())
+	}
+}
+
+// TestRunLoopsCloseSockets: a run on event loops leaves no descriptor
+// open behind it (the sockets' duplicates, the epoll sets, the eventfds).
+func TestRunLoopsCloseSockets(t *testing.T) {
+	if !loopsSupported {
+		t.Skip("no event loops on " + runtime.GOOS)
+	}
+	e, err := StartEmbedded(false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "get")
+	cfg.Threads = 2
+	fds := func() int {
+		d, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(d)
+	}
+	if _, err := Run(context.Background(), cfg); err != nil { // the runtime's own descriptors open
+		t.Fatal(err)
+	}
+	before := fds()
+	for range 3 {
+		if o, err := Run(context.Background(), cfg); err != nil || o.EventLoops != 2 {
+			t.Fatalf("%v, %+v", err, o)
+		}
+	}
+	// The embedded server closes its side of each connection on its own
+	// time: wait for it.
+	deadline := time.Now().Add(5 * time.Second)
+	for fds() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := fds(); n > before {
+		t.Errorf("%d descriptors open after the runs, %d before", n, before)
 	}
 }
