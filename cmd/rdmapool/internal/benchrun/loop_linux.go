@@ -273,8 +273,13 @@ func (c *loopClient) step(ph *loopPhase) (bool, error) {
 			if err := c.send(); err != nil {
 				return false, err
 			}
-			if c.sending.Load() {
-				return false, nil // waiting for EPOLLOUT
+			if c.sending.Load() { // waiting for EPOLLOUT
+				// Meanwhile take the replies that came: a server that
+				// stops reading while its replies wait (the embedded
+				// one: a goroutine per connection) would otherwise wait
+				// for us as we wait for it, with a long pipeline.
+				_, err := c.receive(ph.record)
+				return false, err
 			}
 		}
 		complete, err := c.receive(ph.record)
