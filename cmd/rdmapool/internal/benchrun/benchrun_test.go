@@ -641,23 +641,25 @@ func TestRunLoopsCloseSockets(t *testing.T) {
 // TestRunReadsWhileSending: a server that stops reading while its replies
 // wait to be read (the embedded one: a goroutine per connection) gets them
 // read while a long pipeline is still being sent, rather than a stall on
-// both sides (the goroutine-per-client engine stalls here).
+// both sides, on an event loop and on a goroutine per client.
 func TestRunReadsWhileSending(t *testing.T) {
-	if !loopsSupported {
-		t.Skip("no event loops on " + runtime.GOOS)
-	}
 	e, err := StartEmbedded(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "set,get")
-	cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 200000, 200000, 100, 3*time.Second
-	o, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(o.Results) != 2 || o.Results[1].Requests != 200000 {
-		t.Errorf("results %+v, want 200000 GETs", o.Results)
+	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, pool.TCPGnet} {
+		t.Run(engine.String(), func(t *testing.T) {
+			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "set,get")
+			cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 200000, 200000, 100, 3*time.Second
+			cfg.TCPEngine = engine
+			o, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.Results) != 2 || o.Results[1].Requests != 200000 {
+				t.Errorf("results %+v, want 200000 GETs", o.Results)
+			}
+		})
 	}
 }

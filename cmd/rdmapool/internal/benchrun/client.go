@@ -28,6 +28,7 @@ type conn interface {
 	io.ReadWriter
 	SetDeadline(time.Time) error
 	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
 }
 
 // ServerError is an error reply: the run stops at the first, as
@@ -136,18 +137,56 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
 	c.sending.Store(true)
+	if len(buf) >= concurrentSend {
+		return c.sendWhileReading(buf, k, start, since, record)
+	}
+	if err := c.send(buf); err != nil {
+		if se := c.pendingError(); se != nil {
+			return se
+		}
+		return err
+	}
+	return c.receive(k, start, since, record)
+}
+
+// concurrentSend is the length of a pipeline from which a client reads its
+// replies while it is still writing it, from a goroutine of its own.
+// Written whole before the first read, a pipeline longer than the sockets'
+// buffers stalls against a server that stops reading while its replies
+// wait to be read (the embedded server does, a goroutine per connection).
+const concurrentSend = 256 << 10
+
+// send writes buf, a chunk at a time.
+func (c *client) send(buf []byte) error {
 	for off := 0; off < len(buf); off += writeChunk {
 		if off > 0 { // a long pipeline: its writing is progress too
 			c.busy.Store(int64(time.Since(epoch)) + 1)
 		}
 		if _, err := c.conn.Write(buf[off:min(off+writeChunk, len(buf))]); err != nil {
-			if se := c.pendingError(); se != nil {
-				return se
-			}
 			return err
 		}
 	}
 	c.sending.Store(false)
+	return nil
+}
+
+// sendWhileReading writes buf from another goroutine while it reads the k
+// replies. A failed read ends the write too (its deadline set in the
+// past); the read's error, or a server's error reply, is the batch's.
+func (c *client) sendWhileReading(buf []byte, k int, start time.Time, since int64, record bool) error {
+	werr := make(chan error, 1)
+	go func() { werr <- c.send(buf) }()
+	if err := c.receive(k, start, since, record); err != nil {
+		c.conn.SetWriteDeadline(time.Unix(1, 0))
+		<-werr
+		return err
+	}
+	return <-werr // nil: every reply is in, so every request went out
+}
+
+// receive reads and counts the replies of a batch of k requests written
+// at start.
+func (c *client) receive(k int, start time.Time, since int64, record bool) error {
 	var lat int64
 	for got := 0; ; {
 		// The replies a read completed share its latency: one record with
