@@ -663,3 +663,27 @@ func TestRunReadsWhileSending(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRDMAReadsWhileSending is TestRunReadsWhileSending over RDMA (in
+// the VM): a goroutine client with a pipeline longer than the rings.
+func TestRunRDMAReadsWhileSending(t *testing.T) {
+	rdmatest.Require(t)
+	e, err := StartEmbedded(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.RDMAAddr == "" {
+		t.Fatalf("no RDMA listener: %v", e.RDMAErr)
+	}
+	cfg := smallConfig(e.TCPAddr, pool.RDMAOnly, "set,get")
+	cfg.RDMAAddr = e.RDMAAddr
+	cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 50000, 50000, 100, 20*time.Second
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Transport != pool.RDMA || len(o.Results) != 2 || o.Results[1].Requests != 50000 {
+		t.Errorf("transport %s, results %+v, want 50000 GETs over RDMA", o.Transport, o.Results)
+	}
+}
