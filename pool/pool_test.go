@@ -557,3 +557,46 @@ func TestPoolTCPEngineOption(t *testing.T) {
 		t.Error(`ParseTCPEngine("epoll") succeeded`)
 	}
 }
+
+// TestPooledSyscallConn: a netpoll connection hands out its socket, and is
+// then closed, not pooled, when it comes back; a gnet one has no socket of
+// its own; a spent handle fails.
+func TestPooledSyscallConn(t *testing.T) {
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	if err := raw.Control(func(s uintptr) { fd = int(s) }); err != nil || fd < 0 {
+		t.Fatalf("Control: fd %d, %v", fd, err)
+	}
+	ping(t, c)
+	c.Close()
+	if st := p.Stats(); st.Idle != 0 || st.Open != 0 {
+		t.Errorf("a connection whose socket was taken was pooled: %+v", st)
+	}
+	if _, err := c.SyscallConn(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("SyscallConn after Close: %v, want net.ErrClosed", err)
+	}
+
+	g := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, TCPEngine: TCPGnet})
+	gc, err := g.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	if _, err := gc.SyscallConn(); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("gnet SyscallConn: %v, want errors.ErrUnsupported", err)
+	}
+	ping(t, gc)
+	gc.Close()
+	if st := g.Stats(); st.Idle != 1 {
+		t.Errorf("a gnet connection that gave no socket was not pooled: %+v", st)
+	}
+}

@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -30,6 +32,12 @@ type PooledConn interface {
 	// Discard closes the connection for good and frees its place in the
 	// pool. Calling it again, or after Close, does nothing.
 	Discard() error
+	// SyscallConn returns the connection's socket, for a caller that
+	// polls it itself, when it has one of its own (engine TCPNetpoll);
+	// otherwise an error matching errors.ErrUnsupported. What is read or
+	// written through the socket is not seen by the PooledConn, so a
+	// connection whose socket was taken is never reused: Close closes it.
+	SyscallConn() (syscall.RawConn, error)
 
 	pooled() *pooledConn
 }
@@ -332,6 +340,20 @@ func (c *pooledConn) setDeadline(which int, t time.Time) error {
 	default:
 		return c.Conn.SetDeadline(t)
 	}
+}
+
+// SyscallConn returns the socket of a TCPNetpoll connection and marks the
+// connection not to be reused (see PooledConn).
+func (c *pooledConn) SyscallConn() (syscall.RawConn, error) {
+	if c.done.Load() {
+		return nil, c.spent("syscallconn")
+	}
+	sc, ok := c.Conn.(*netpollConn)
+	if !ok {
+		return nil, fmt.Errorf("pool: %w: this %s connection has no socket of its own", errors.ErrUnsupported, c.Transport())
+	}
+	c.e.broken.Store(true)
+	return sc.SyscallConn()
 }
 
 // spent is the error of a call on a PooledConn after its Close or Discard.

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,7 +137,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.DurationVar(&f.duration, "duration", 0, "run each test for this long instead of -n requests (e.g. 5s); with -n too, until the first of the two")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run each test unmeasured for this long first")
 	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
-	fs.IntVar(&f.threads, "threads", 0, "run Go code on at most this many threads (GOMAXPROCS) during the run; 0 leaves GOMAXPROCS as it is. valkey-benchmark runs one thread unless given --threads")
+	fs.IntVar(&f.threads, "threads", 0, "client threads, as valkey-benchmark's --threads: over TCP, this many event loops, each driving a share of the clients (0: one, valkey-benchmark's default); RDMA and --tcp-engine gnet clients have a goroutine each, and then run Go code on at most this many threads (GOMAXPROCS)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait), in the clients and the embedded server; 0 means the library's default (1ms), negative never polls. A longer spin pays off where the machine runs more busy threads than it has cores")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	fs.StringVar(&f.password, "a", "", "`password` for AUTH")
@@ -370,7 +369,7 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	}
 	cfg := benchrun.Config{
 		Addr: net.JoinHostPort(f.host, strconv.Itoa(f.port)), RDMAPort: f.rdmaPort, Policy: f.policy, TCPEngine: f.engine,
-		Clients: f.clients, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
+		Clients: f.clients, Threads: f.threads, Requests: f.requests, DataSize: f.size, Pipeline: f.pipeline,
 		Keyspace: f.keyspace, Tests: f.parsed, Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
 		Setup: benchrun.SetupRequests(f.user, f.password, f.dbnum, f.resp3), Seed: uint64(f.seed), Precision: f.precision,
 		Reconnect: f.keepAlive == 0,
@@ -397,9 +396,6 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		if err := checkWritable(f.plot); err != nil {
 			return fail("--plot: %v", err) // before the run, not after it
 		}
-	}
-	if f.threads > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.threads))
 	}
 
 	server := cfg.Addr

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,31 +134,56 @@ func TestRunTCP(t *testing.T) {
 		{"duration", func(c *Config) { c.Duration = 50 * time.Millisecond; c.Warmup = 20 * time.Millisecond; c.Requests = 0 }},
 		{"duration and requests", func(c *Config) { c.Duration = 2 * time.Minute; c.Requests = 300 }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
-			tc.mod(&cfg)
-			connected := 0
-			cfg.OnConnect = func(*Outcome) { connected++ }
-			start := time.Now()
-			o, err := Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
+		for _, m := range []struct {
+			name    string
+			threads int
+			engine  pool.TCPEngine
+			loops   int // want
+		}{
+			{"one loop", 0, pool.TCPNetpoll, 1},
+			{"three loops", 3, pool.TCPNetpoll, 3},
+			{"gnet goroutines", 1, pool.TCPGnet, 0},
+		} {
+			if !loopsSupported && m.loops > 0 {
+				m.loops = 0
 			}
-			if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
-				t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
-			}
-			if o.Transport != pool.TCP || connected != 1 || len(o.Results) != len(testOrder) {
-				t.Fatalf("transport %s, OnConnect %d times, %d results", o.Transport, connected, len(o.Results))
-			}
-			for _, r := range o.Results {
-				if cfg.Requests > 0 && r.Requests != uint64(cfg.Requests) {
-					t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
+			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
+				procs := runtime.GOMAXPROCS(0)
+				cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "")
+				cfg.Threads, cfg.TCPEngine = m.threads, m.engine
+				tc.mod(&cfg)
+				runTCP(t, cfg, m.loops)
+				if runtime.GOMAXPROCS(0) != procs {
+					t.Errorf("GOMAXPROCS %d after the run, want %d", runtime.GOMAXPROCS(0), procs)
 				}
-				if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
-					t.Errorf("%s: implausible result %+v", r.Test, r)
-				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// runTCP runs cfg over TCP and checks its results.
+func runTCP(t *testing.T, cfg Config, wantLoops int) {
+	t.Helper()
+	connected := 0
+	cfg.OnConnect = func(*Outcome) { connected++ }
+	start := time.Now()
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); cfg.Requests > 0 && cfg.Duration > 0 && took >= cfg.Duration {
+		t.Errorf("the run took %v: it ran to its duration, not to its requests", took)
+	}
+	if o.Transport != pool.TCP || connected != 1 || len(o.Results) != len(testOrder) || o.EventLoops != wantLoops {
+		t.Fatalf("transport %s, OnConnect %d times, %d results, %d event loops (want %d)", o.Transport, connected, len(o.Results), o.EventLoops, wantLoops)
+	}
+	for _, r := range o.Results {
+		if cfg.Requests > 0 && r.Requests != uint64(cfg.Requests) {
+			t.Errorf("%s: %d requests, want %d", r.Test, r.Requests, cfg.Requests)
+		}
+		if r.Requests == 0 || r.RPS <= 0 || r.MinMs > r.P50Ms || r.P50Ms > r.P99Ms || r.P99Ms > r.MaxMs {
+			t.Errorf("%s: implausible result %+v", r.Test, r)
+		}
 	}
 }
 
@@ -570,5 +597,95 @@ func TestRatios(t *testing.T) {
 	if len(lines) != 2 || strings.Join(strings.Fields(lines[1]), " ") != "GET 3333.33 1428.57 2.333 2.40 2.60 0.923 9.01 31.01 0.290" ||
 		!strings.Contains(lines[0], "rdma p50 µs") {
 		t.Errorf("compare:\n%s", b.String())
+	}
+}
+
+// TestRunLoopsCloseSockets: a run on event loops leaves no descriptor
+// open behind it (the sockets' duplicates, the epoll sets, the eventfds).
+func TestRunLoopsCloseSockets(t *testing.T) {
+	if !loopsSupported {
+		t.Skip("no event loops on " + runtime.GOOS)
+	}
+	e, err := StartEmbedded(false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "get")
+	cfg.Threads = 2
+	fds := func() int {
+		d, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(d)
+	}
+	if _, err := Run(context.Background(), cfg); err != nil { // the runtime's own descriptors open
+		t.Fatal(err)
+	}
+	before := fds()
+	for range 3 {
+		if o, err := Run(context.Background(), cfg); err != nil || o.EventLoops != 2 {
+			t.Fatalf("%v, %+v", err, o)
+		}
+	}
+	// The embedded server closes its side of each connection on its own
+	// time: wait for it.
+	deadline := time.Now().Add(5 * time.Second)
+	for fds() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := fds(); n > before {
+		t.Errorf("%d descriptors open after the runs, %d before", n, before)
+	}
+}
+
+// TestRunReadsWhileSending: a server that stops reading while its replies
+// wait to be read (the embedded one: a goroutine per connection) gets them
+// read while a long pipeline is still being sent, rather than a stall on
+// both sides, on an event loop and on a goroutine per client.
+func TestRunReadsWhileSending(t *testing.T) {
+	e, err := StartEmbedded(false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, pool.TCPGnet} {
+		t.Run(engine.String(), func(t *testing.T) {
+			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "set,get")
+			cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 200000, 200000, 100, 3*time.Second
+			cfg.TCPEngine = engine
+			o, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.Results) != 2 || o.Results[1].Requests != 200000 {
+				t.Errorf("results %+v, want 200000 GETs", o.Results)
+			}
+		})
+	}
+}
+
+// TestRunRDMAReadsWhileSending is TestRunReadsWhileSending over RDMA (in
+// the VM): a goroutine client with a pipeline longer than the rings.
+func TestRunRDMAReadsWhileSending(t *testing.T) {
+	rdmatest.Require(t)
+	e, err := StartEmbedded(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.RDMAAddr == "" {
+		t.Fatalf("no RDMA listener: %v", e.RDMAErr)
+	}
+	cfg := smallConfig(e.TCPAddr, pool.RDMAOnly, "set,get")
+	cfg.RDMAAddr = e.RDMAAddr
+	cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 50000, 50000, 100, 20*time.Second
+	o, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Transport != pool.RDMA || len(o.Results) != 2 || o.Results[1].Requests != 50000 {
+		t.Errorf("transport %s, results %+v, want 50000 GETs over RDMA", o.Transport, o.Results)
 	}
 }

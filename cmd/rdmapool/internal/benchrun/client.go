@@ -28,6 +28,7 @@ type conn interface {
 	io.ReadWriter
 	SetDeadline(time.Time) error
 	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
 }
 
 // ServerError is an error reply: the run stops at the first, as
@@ -131,30 +132,61 @@ func putNum(b []byte, v uint64) {
 // ends it with a *ServerError.
 func (c *client) batch(k int, keyspace uint64, record bool) error {
 	buf := c.out[:k*c.reqLen]
-	if keyspace > 0 {
-		for i := range k {
-			base := i * c.reqLen
-			for _, o := range c.randOff {
-				putNum(buf[base+o:base+o+len(randPlaceholder)], c.next()%keyspace)
-			}
-		}
-	}
+	c.fill(k, keyspace)
 	start := time.Now()
 	since := int64(start.Sub(epoch)) + 1
 	c.busy.Store(since)
 	c.sending.Store(true)
+	if len(buf) >= concurrentSend {
+		return c.sendWhileReading(buf, k, start, since, record)
+	}
+	if err := c.send(buf); err != nil {
+		if se := c.pendingError(); se != nil {
+			return se
+		}
+		return err
+	}
+	return c.receive(k, start, since, record)
+}
+
+// concurrentSend is the length of a pipeline from which a client reads its
+// replies while it is still writing it, from a goroutine of its own.
+// Written whole before the first read, a pipeline longer than the sockets'
+// buffers stalls against a server that stops reading while its replies
+// wait to be read (the embedded server does, a goroutine per connection).
+const concurrentSend = 256 << 10
+
+// send writes buf, a chunk at a time.
+func (c *client) send(buf []byte) error {
 	for off := 0; off < len(buf); off += writeChunk {
 		if off > 0 { // a long pipeline: its writing is progress too
 			c.busy.Store(int64(time.Since(epoch)) + 1)
 		}
 		if _, err := c.conn.Write(buf[off:min(off+writeChunk, len(buf))]); err != nil {
-			if se := c.pendingError(); se != nil {
-				return se
-			}
 			return err
 		}
 	}
 	c.sending.Store(false)
+	return nil
+}
+
+// sendWhileReading writes buf from another goroutine while it reads the k
+// replies. A failed read ends the write too (its deadline set in the
+// past); the read's error, or a server's error reply, is the batch's.
+func (c *client) sendWhileReading(buf []byte, k int, start time.Time, since int64, record bool) error {
+	werr := make(chan error, 1)
+	go func() { werr <- c.send(buf) }()
+	if err := c.receive(k, start, since, record); err != nil {
+		c.conn.SetWriteDeadline(time.Unix(1, 0))
+		<-werr
+		return err
+	}
+	return <-werr // nil: every reply is in, so every request went out
+}
+
+// receive reads and counts the replies of a batch of k requests written
+// at start.
+func (c *client) receive(k int, start time.Time, since int64, record bool) error {
 	var lat int64
 	for got := 0; ; {
 		// The replies a read completed share its latency: one record with
@@ -183,16 +215,7 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 			c.done.Add(uint64(k))
 			return nil
 		}
-		if c.r == c.w {
-			c.r, c.w = 0, 0
-		} else if c.w == len(c.in) {
-			if c.r > 0 {
-				c.w = copy(c.in, c.in[c.r:c.w])
-				c.r = 0
-			} else { // one reply larger than the buffer
-				c.in = append(c.in, make([]byte, len(c.in))...)
-			}
-		}
+		c.makeRoom()
 		n, err := c.conn.Read(c.in[c.w:])
 		c.w += n
 		lat = int64(time.Since(start))
@@ -204,6 +227,21 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 				return fmt.Errorf("server closed the connection: %w", err)
 			}
 			return err
+		}
+	}
+}
+
+// fill gives each random key of the next k requests a random number below
+// keyspace; with no keyspace they keep their placeholder.
+func (c *client) fill(k int, keyspace uint64) {
+	if keyspace == 0 {
+		return
+	}
+	buf := c.out[:k*c.reqLen]
+	for i := range k {
+		base := i * c.reqLen
+		for _, o := range c.randOff {
+			putNum(buf[base+o:base+o+len(randPlaceholder)], c.next()%keyspace)
 		}
 	}
 }

@@ -34,7 +34,8 @@ func (s *swapConn) SetDeadline(t time.Time) error {
 	return (*s.slot).SetDeadline(t)
 }
 
-func (s *swapConn) SetReadDeadline(t time.Time) error { return s.get().SetReadDeadline(t) }
+func (s *swapConn) SetReadDeadline(t time.Time) error  { return s.get().SetReadDeadline(t) }
+func (s *swapConn) SetWriteDeadline(t time.Time) error { return s.get().SetWriteDeadline(t) }
 
 // reconnector returns Config.reconnect for -k 0: it wraps each client's
 // connection in a swapConn, and the function it returns closes a client's

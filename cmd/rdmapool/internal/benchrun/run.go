@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,14 @@ type Config struct {
 	TCPEngine pool.TCPEngine
 
 	Clients int // connections, one request pipeline each
+	// Threads is the number of client threads, as valkey-benchmark's
+	// --threads means: TCP connections of the netpoll engine (on Linux)
+	// are driven by that many event loops, each with a share of the
+	// clients (0 means one, valkey-benchmark's default). Connections with
+	// no socket of their own (RDMA, the gnet engine) have a goroutine
+	// each, and a Threads above 0 then bounds the threads that run Go
+	// code during the run (GOMAXPROCS).
+	Threads int
 	// Requests per test; with Duration too, each test stops at the first
 	// of the two, and 0 means Duration alone.
 	Requests int
@@ -115,6 +124,9 @@ type Outcome struct {
 	// TCPEngine is the engine that drove the TCP connections ("netpoll"
 	// or "gnet"); empty when every connection used RDMA.
 	TCPEngine string `json:"tcp_engine,omitempty"`
+	// EventLoops is how many event loops drove the clients (Config.Threads);
+	// 0 when each client had a goroutine.
+	EventLoops int `json:"event_loops,omitempty"`
 	// Reason says why this transport: the policy, or why RDMA was not used.
 	Reason   string   `json:"reason"`
 	Fallback string   `json:"fallback,omitempty"` // pool.Stats().LastFallback, if any
@@ -158,6 +170,8 @@ func (cfg *Config) Check() error {
 	switch {
 	case cfg.Clients < 1:
 		return fmt.Errorf("clients must be at least 1, not %d", cfg.Clients)
+	case cfg.Threads < 0:
+		return fmt.Errorf("threads must not be negative, not %d", cfg.Threads)
 	case cfg.Pipeline < 1:
 		return fmt.Errorf("pipeline must be at least 1, not %d", cfg.Pipeline)
 	case cfg.Requests < 0 || cfg.Duration <= 0 && cfg.Requests < 1:
@@ -371,11 +385,30 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Cluster != nil {
 		cfg.onError = cfg.Cluster.follower(ctx, conns, clients, poolOf, cfg)
 	}
+	// Event loops drive clients whose connection stays theirs for the run:
+	// not with -k 0 (a new connection a batch) nor in a cluster (a MOVED
+	// replaces the connection), which keep a goroutine a client.
+	var loops []*eventLoop
+	if !cfg.Reconnect && cfg.Cluster == nil {
+		var err error
+		if loops, err = startLoops(clients, cfg.Threads); err != nil {
+			return out, err
+		}
+	}
+	defer func() {
+		for _, l := range loops {
+			l.close()
+		}
+	}()
+	out.EventLoops = len(loops)
+	if loops == nil && cfg.Threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
+	}
 	data := Data(cfg.DataSize) // valkey-benchmark's bytes
 	for _, t := range cfg.Tests {
 		req := t.build(data)
 		if cfg.Warmup > 0 || cfg.WarmupRequests > 0 {
-			if _, err := runTest(ctx, clients, req, cfg, phase{duration: cfg.Warmup, requests: cfg.WarmupRequests}); err != nil {
+			if _, err := runTest(ctx, clients, loops, req, cfg, phase{duration: cfg.Warmup, requests: cfg.WarmupRequests}); err != nil {
 				return out, fmt.Errorf("%s (warmup): %w", t.Name, err)
 			}
 		}
@@ -383,7 +416,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if cfg.ProgressTransport {
 			name += " (" + string(out.Transport) + ")"
 		}
-		res, err := runTest(ctx, clients, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: name})
+		res, err := runTest(ctx, clients, loops, req, cfg, phase{record: true, duration: cfg.Duration, requests: cfg.Requests, name: name})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", t.Name, err)
 		}
@@ -402,6 +435,50 @@ func newPool(cfg Config) (*pool.Pool, error) {
 		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
 		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
+}
+
+// startLoops puts the clients in event loops, threads of them (at least
+// one, at most one a client), when each client's connection has a socket
+// a loop can drive; else it returns none, and each client will have a
+// goroutine.
+func startLoops(clients []*client, threads int) ([]*eventLoop, error) {
+	if !loopsSupported {
+		return nil, nil
+	}
+	for _, c := range clients {
+		if !hasSocket(c.conn) {
+			return nil, nil
+		}
+	}
+	loops := make([]*eventLoop, min(max(threads, 1), len(clients)))
+	fail := func(err error) ([]*eventLoop, error) {
+		for _, l := range loops {
+			if l != nil {
+				l.close()
+			}
+		}
+		return nil, err
+	}
+	for i := range loops {
+		l, err := newEventLoop()
+		if err != nil {
+			return fail(err)
+		}
+		loops[i] = l
+	}
+	for i, c := range clients {
+		fd, ok, err := takeSocket(c.conn)
+		if err == nil && !ok {
+			err = errors.New("a connection has no socket of its own")
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if err := loops[i%len(loops)].add(c, fd); err != nil {
+			return fail(err)
+		}
+	}
+	return loops, nil
 }
 
 // failedAddr is the address whose dial failed with err: the one the error
@@ -475,6 +552,7 @@ type stopper struct {
 	stopped atomic.Bool
 	err     error // the reason; read once the clients and watchdog are done
 	clients []*client
+	loops   []*eventLoop // woken to see the stop
 }
 
 func (s *stopper) stop(err error) {
@@ -484,6 +562,9 @@ func (s *stopper) stop(err error) {
 		past := time.Unix(1, 0)
 		for _, c := range s.clients {
 			c.conn.SetDeadline(past)
+		}
+		for _, l := range s.loops {
+			l.wake()
 		}
 	})
 }
@@ -522,11 +603,11 @@ func watchdog(ctx context.Context, s *stopper, stall, endStall time.Duration, en
 // runTest runs one phase of one test on every client. A phase with a
 // duration runs until then, each client at least one batch; with requests,
 // until that many are done; with both, until the first of the two.
-func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph phase) (*Result, error) {
+func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []byte, cfg Config, ph phase) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &stopper{clients: clients}
+	s := &stopper{clients: clients, loops: loops}
 	// The pipeline's requests, when no key is random; never in a cluster,
 	// where each client's hash tags are its own.
 	var shared []byte
@@ -550,43 +631,48 @@ func runTest(ctx context.Context, clients []*client, req []byte, cfg Config, ph 
 	}
 	watchDone, watchExited := make(chan struct{}), make(chan struct{})
 	go watchdog(ctx, s, stall, min(stall, max(ph.duration, time.Second)), deadline, watchDone, watchExited)
+	lp := &loopPhase{
+		keyspace: uint64(cfg.Keyspace), pipeline: cfg.Pipeline, record: ph.record,
+		requests: ph.requests, remaining: &remaining, deadline: deadline, stopped: &s.stopped,
+	}
 	var wg sync.WaitGroup
-	for i, c := range clients {
+	for _, l := range loops {
 		wg.Go(func() {
-			P := int64(cfg.Pipeline)
-			for !s.stopped.Load() {
-				k := P
-				if ph.requests > 0 {
-					left := remaining.Add(-P) + P
-					if left <= 0 {
+			if err := l.run(lp); err != nil {
+				s.stop(err)
+			}
+		})
+	}
+	if loops == nil {
+		for i, c := range clients {
+			wg.Go(func() {
+				for first := true; ; first = false {
+					k := lp.claim(first)
+					if k == 0 {
 						return
 					}
-					k = min(P, left)
-				}
-				if cfg.Cluster != nil {
-					cfg.Cluster.retag(c, i, req, int(k))
-				}
-				err := c.batch(int(k), uint64(cfg.Keyspace), ph.record)
-				// A cluster's MOVED: the batch again, on the new connection.
-				for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
-					cfg.Cluster.retag(c, i, req, int(k))
-					err = c.batch(int(k), uint64(cfg.Keyspace), ph.record)
-				}
-				if err != nil {
-					s.stop(err)
-					return
-				}
-				if cfg.reconnect != nil {
-					if err := cfg.reconnect(c); err != nil {
+					if cfg.Cluster != nil {
+						cfg.Cluster.retag(c, i, req, k)
+					}
+					err := c.batch(k, lp.keyspace, ph.record)
+					// A cluster's MOVED: the batch again, on the new connection.
+					for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
+						cfg.Cluster.retag(c, i, req, k)
+						err = c.batch(k, lp.keyspace, ph.record)
+					}
+					if err != nil {
 						s.stop(err)
 						return
 					}
+					if cfg.reconnect != nil {
+						if err := cfg.reconnect(c); err != nil {
+							s.stop(err)
+							return
+						}
+					}
 				}
-				if !deadline.IsZero() && time.Now().After(deadline) {
-					return
-				}
-			}
-		})
+			})
+		}
 	}
 	stopProgress := progress(cfg.Progress, ph, clients)
 	wg.Wait()
