@@ -58,8 +58,9 @@ var ErrServerClosed = errors.New("server: Server closed")
 
 // Server serves RESP connections on any number of listeners.
 type Server struct {
-	opts Options
-	ks   *keyspace
+	opts    Options
+	ks      *keyspace
+	cluster *clusterNode // a Cluster's node (Cluster.NewServer), or nil
 
 	mu        sync.Mutex
 	closed    bool
