@@ -117,8 +117,23 @@ func testReshard(t *testing.T, c *testutil.ValkeyCluster, kvs map[string]cluster
 		t.Logf("%s: %d operations during the resharding", name, l.Ops())
 	}
 	c.WaitHealthy(30 * time.Second)
-	// The slot moved: its old master now answers MOVED for its keys.
-	moved := from.Ranges[0][0]
+	// A slot that moved: its old master now answers MOVED for its keys.
+	moved := -1
+	for _, n := range c.Masters() {
+		if n.ID != to.ID {
+			continue
+		}
+		for _, r := range n.Ranges {
+			for s := r[0]; s <= r[1] && moved < 0; s++ {
+				if inRanges(s, from.Ranges) {
+					moved = s
+				}
+			}
+		}
+	}
+	if moved < 0 {
+		t.Fatalf("no slot of %s moved to %s", from.Addr, to.Addr)
+	}
 	key := clustertest.KeyPerSlot("moved:")[moved]
 	reply, err := c.Call(from.Addr, "get", key)
 	if err != nil || !strings.HasPrefix(reply, "MOVED "+strconv.Itoa(moved)+" "+to.Addr) {
@@ -225,3 +240,12 @@ func tail(s string, n int) string {
 type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...any) {}
+
+func inRanges(slot int, rs [][2]int) bool {
+	for _, r := range rs {
+		if r[0] <= slot && slot <= r[1] {
+			return true
+		}
+	}
+	return false
+}
