@@ -471,7 +471,8 @@ func cmdInfo(c *conn, _ [][]byte) {
 }
 
 // COMMAND [COUNT | LIST | DOCS ... | INFO ...]: enough for clients that
-// ask on connect; no command metadata is served.
+// ask on connect; command metadata only on a cluster's node
+// (cluster_command.go).
 func cmdCommand(c *conn, args [][]byte) {
 	if len(args) == 1 {
 		addCommandInfos(c, nil) // cluster_command.go
