@@ -41,6 +41,8 @@ type Cluster struct {
 	// its owner changes: a command never runs on a node the slot has left.
 	slotMu [NumSlots]sync.RWMutex
 	moving sync.Mutex // one MoveKeys or FinishMigration at a time
+
+	asks, moved atomic.Uint64 // redirections answered, for tests
 }
 
 type clusterNode struct {
@@ -349,6 +351,7 @@ func (c *conn) runRouted(cmd *command, args [][]byte) {
 		case missing == 0:
 			cmd.run(c, args)
 		case present == 0:
+			cl.asks.Add(1)
 			c.addError("ASK " + strconv.Itoa(slot) + " " + target.addr())
 		default:
 			c.addError("TRYAGAIN Multiple keys request during rehashing of slot")
@@ -356,6 +359,7 @@ func (c *conn) runRouted(cmd *command, args [][]byte) {
 	case owner == n, target == n && asking:
 		cmd.run(c, args)
 	default:
+		cl.moved.Add(1)
 		c.addError("MOVED " + strconv.Itoa(slot) + " " + owner.addr())
 	}
 }

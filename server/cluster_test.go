@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,17 +295,28 @@ func TestClusterClients(t *testing.T) {
 		for name, kv := range kvs {
 			loads[name] = clustertest.StartLoad(kv, name+":mig:", 4, false)
 		}
-		// Move the slots that hold the loads' keys, and more, from
-		// node 0 to node 1 and back, a few keys at a time.
+		// Move the slots that hold some of the loads' keys, one key at
+		// a time, to the next node and back, so that the clients meet
+		// ASK (keys gone) and MOVED (slots gone).
+		var slots []int
+		for name := range kvs {
+			for n := range 32 {
+				slots = append(slots, keySlot([]byte(fmt.Sprintf("%s:mig:%d:%d", name, n%4, n))))
+			}
+		}
+		slices.Sort(slots)
+		slots = slices.Compact(slots)
 		moved := 0
+		asks, redirects := ec.cl.asks.Load(), ec.cl.moved.Load()
 		for round := range 2 {
-			from, to := ec.ids[round], ec.ids[1-round]
-			for s := range 64 {
+			for _, s := range slots {
+				owner := slices.Index(ec.ids, ec.cl.Owner(s))
+				from, to := ec.ids[owner], ec.ids[(owner+1+round)%3]
 				if err := ec.cl.MigrateSlot(s, to); err != nil {
 					t.Fatal(err)
 				}
 				for {
-					n, err := ec.cl.MoveKeys(s, 2)
+					n, err := ec.cl.MoveKeys(s, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -312,7 +324,7 @@ func TestClusterClients(t *testing.T) {
 					if n == 0 {
 						break
 					}
-					time.Sleep(time.Millisecond)
+					time.Sleep(10 * time.Millisecond)
 				}
 				if err := ec.cl.FinishMigration(s); err != nil {
 					t.Fatal(err)
@@ -332,8 +344,10 @@ func TestClusterClients(t *testing.T) {
 			l.Verify(t, kvs[name])
 			t.Logf("%s: %d operations", name, l.Ops())
 		}
-		if moved == 0 {
-			t.Error("no key moved")
+		asks, redirects = ec.cl.asks.Load()-asks, ec.cl.moved.Load()-redirects
+		t.Logf("%d slots moved twice, %d keys moved; the clients were answered ASK %d times, MOVED %d times", len(slots), moved, asks, redirects)
+		if moved == 0 || asks == 0 || redirects == 0 {
+			t.Error("the migration did not redirect the clients")
 		}
 	})
 }
