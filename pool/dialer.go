@@ -31,7 +31,9 @@ import (
 // share a limit a Dialer each.
 type Dialer struct {
 	// Options is the template for each target's Pool; its Addr is ignored
-	// (the client gives it). RDMAPort maps the TCP port to the RDMA one.
+	// (the client gives it). A RDMAAddr set here is every target's: for
+	// the nodes of a cluster, leave it empty and set RDMAPort (one RDMA
+	// port for every node) or RDMAAddrOf (each node's own).
 	Options Options
 
 	mu     sync.Mutex

@@ -23,6 +23,12 @@ type Options struct {
 	// RDMAPort is the RDMA port when RDMAAddr is empty (valkey-server's
 	// --rdma-port); 0 means the TCP port.
 	RDMAPort int
+	// RDMAAddrOf, if set, maps Addr to the RDMA address when RDMAAddr is
+	// empty: for a Dialer shared by the nodes of a cluster whose RDMA
+	// ports differ from their TCP ports (RDMAAddrTable, RDMAPortOffset).
+	// An empty answer means the default (RDMAPort); an error fails New,
+	// and so the Dialer's dial of that node.
+	RDMAAddrOf func(addr string) (string, error)
 	// Policy chooses the transport; the zero value is Auto, and New
 	// rejects a value other than Auto, RDMAOnly and TCPOnly.
 	Policy Policy
@@ -134,12 +140,8 @@ func New(opts Options) (*Pool, error) {
 	default:
 		return nil, fmt.Errorf("rdmapool: pool: unknown %v", opts.Policy)
 	}
-	if opts.RDMAAddr == "" {
-		opts.RDMAAddr = opts.Addr
-		if opts.RDMAPort != 0 {
-			host, _, _ := net.SplitHostPort(opts.Addr)
-			opts.RDMAAddr = net.JoinHostPort(host, fmt.Sprint(opts.RDMAPort))
-		}
+	if err := resolveRDMAAddr(&opts); err != nil {
+		return nil, err
 	}
 	switch opts.TCPEngine {
 	case TCPNetpoll, TCPGnet:

@@ -44,7 +44,8 @@ func init() {
 		{name: "config", arity: -2, run: cmdConfig},
 		{name: "info", arity: -1, run: cmdInfo},
 		{name: "command", arity: -1, run: cmdCommand},
-		{name: "cluster", arity: -2, run: cmdCluster},
+		{name: "cluster", arity: -2, run: cmdCluster}, // cluster.go
+		{name: "asking", arity: 1, run: cmdAsking},
 		// keys
 		{name: "del", arity: -2, run: cmdDel},
 		{name: "unlink", arity: -2, run: cmdDel},
@@ -470,10 +471,11 @@ func cmdInfo(c *conn, _ [][]byte) {
 }
 
 // COMMAND [COUNT | LIST | DOCS ... | INFO ...]: enough for clients that
-// ask on connect; no command metadata is served.
+// ask on connect; command metadata only on a cluster's node
+// (cluster_command.go).
 func cmdCommand(c *conn, args [][]byte) {
 	if len(args) == 1 {
-		c.addArray(0)
+		addCommandInfos(c, nil) // cluster_command.go
 		return
 	}
 	sub := args[1]
@@ -493,17 +495,8 @@ func cmdCommand(c *conn, args [][]byte) {
 	case eqFold(sub, "docs"):
 		c.addMap(0)
 	case eqFold(sub, "info"):
-		c.addArray(len(args) - 2)
-		for range args[2:] {
-			c.addNullArray()
-		}
+		addCommandInfos(c, args[2:])
 	default:
 		subcommandError(c, "command", args, []string{"count", "list"})
 	}
-}
-
-// CLUSTER ...: this server is not a cluster; valkey-go asks on connect and
-// falls back to a standalone client on valkey's error.
-func cmdCluster(c *conn, _ [][]byte) {
-	c.addError("ERR This instance has cluster support disabled")
 }

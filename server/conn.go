@@ -22,6 +22,7 @@ type conn struct {
 	libName  string
 	libVer   string
 	commands uint64 // executed since the last flush, for Stats
+	asking   bool   // ASKING: the next command may use a slot being imported
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -125,7 +126,7 @@ func (c *conn) exec(args [][]byte) {
 	case !c.authed && !cmd.noAuth:
 		c.addError("NOAUTH Authentication required.")
 	default:
-		cmd.run(c, args)
+		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
 	}
 }
 

@@ -22,6 +22,9 @@
 // costs one write. It is rdmapool's benchmark server and its tests' peer,
 // not a database: nothing is persisted, and there is no replication,
 // pub/sub, scripting, transactions or client-side caching.
+//
+// Servers in one process can be the nodes of a Valkey Cluster, each
+// serving some hash slots and redirecting the others (Cluster).
 package server
 
 import (
@@ -58,8 +61,9 @@ var ErrServerClosed = errors.New("server: Server closed")
 
 // Server serves RESP connections on any number of listeners.
 type Server struct {
-	opts Options
-	ks   *keyspace
+	opts    Options
+	ks      *keyspace
+	cluster *clusterNode // a Cluster's node (Cluster.NewServer), or nil
 
 	mu        sync.Mutex
 	closed    bool
