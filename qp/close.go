@@ -159,7 +159,7 @@ func (c *Conn) teardown() {
 	if c.res != nil {
 		c.res.destroy()
 	}
-	if c.id != 0 {
+	if !c.id.IsNil() {
 		c.t.DestroyID(c.id)
 	}
 	if c.ec != nil {

@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"syscall"
-	"unsafe"
 
 	"github.com/seed54442f1a/rdmapool/internal/ffi"
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
@@ -28,14 +27,14 @@ func (t *Table) Free(p uintptr) {
 	}
 }
 
-// New returns a zeroed T in C memory and its address.
-func New[T any](t *Table) (*T, uintptr, error) {
-	var zero T
-	p, err := t.Calloc(unsafe.Sizeof(zero))
+// New returns a zeroed T in C memory, and a pointer to it for the C calls.
+// Free it with Release.
+func New[T any](t *Table) (*T, Ptr[T], error) {
+	p, err := Alloc[T](t, 1)
 	if err != nil {
-		return nil, 0, err
+		return nil, p, err
 	}
-	return unsafeptr.At[T](p, 0), p, nil
+	return p.Get(), p, nil
 }
 
 // CString copies s into C memory with a terminating NUL.
