@@ -356,8 +356,10 @@ func (c *Conn) readable() ([]byte, error) {
 		// finds the data before it in the ring, even when both were
 		// handled after its last look.
 		drained := c.peerClosed.Load() && c.qpDown.Load()
-		if h := testHookReadLooks.Load(); h != nil {
-			(*h)(c)
+		if h := c.opts.readLooks; h != nil {
+			if f := h.Load(); f != nil {
+				(*f)(c)
+			}
 		}
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
@@ -383,12 +385,6 @@ func (c *Conn) readable() ([]byte, error) {
 		}
 	}
 }
-
-// testHookReadLooks, set only by tests, runs in readable between its look
-// at the flush and its look at the ring: where the data and the flush can
-// be handled by another goroutine. Atomic, so that a reader left over from
-// another test cannot race with a test setting it.
-var testHookReadLooks atomic.Pointer[func(*Conn)]
 
 // consume marks n bytes read; once the whole buffer is read it is re-armed.
 func (c *Conn) consume(n int) error {

@@ -134,7 +134,7 @@ func (l *Listener) shutdown() {
 	}
 	l.pending = nil
 	l.mu.Unlock()
-	// At once: each Close may wait out its linger (closeLinger).
+	// At once: each Close may wait out its linger (Options.CloseLinger).
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(func() { c.Close() })
