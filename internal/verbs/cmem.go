@@ -50,13 +50,13 @@ func (t *Table) CString(s string) (uintptr, error) {
 // withOut calls f with the address of a zeroed C pointer-sized slot (an out
 // parameter such as struct rdma_cm_id **) and returns what f left in it.
 func (t *Table) withOut(f func(slot uintptr) error) (uintptr, error) {
-	slot, err := t.Calloc(16)
+	slot, err := Alloc[uintptr](t, 1)
 	if err != nil {
 		return 0, err
 	}
-	defer t.Free(slot)
-	if err := f(slot); err != nil {
+	defer Release(t, slot)
+	if err := f(slot.addr); err != nil {
 		return 0, err
 	}
-	return unsafeptr.Load(slot, 0), nil
+	return *slot.Get(), nil
 }

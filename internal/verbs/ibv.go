@@ -12,17 +12,17 @@ import (
 // stay usable after that. It runs on the librdmacm thread: it allocates the
 // devices libibverbs has not seen before (cmthread.go says why).
 func (t *Table) GetDeviceList() (devs []Ptr[Device], list Ptr[Ptr[Device]], err error) {
-	num, err := t.Calloc(8)
+	num, err := Alloc[int32](t, 1)
 	if err != nil {
 		return nil, list, err
 	}
-	defer t.Free(num)
-	l, errno := callCM(t.IBV.GetDeviceList, num, 0, 0, 0, 0, 0)
+	defer Release(t, num)
+	l, errno := callCM(t.IBV.GetDeviceList, num.addr, 0, 0, 0, 0, 0)
 	if l == 0 {
 		return nil, list, errnoIfMinus1("ibv_get_device_list", true, errno)
 	}
 	list = PtrAt[Ptr[Device]](l)
-	n := int(*unsafeptr.At[int32](num, 0))
+	n := int(*num.Get())
 	return append([]Ptr[Device](nil), list.Slice(n)...), list, nil
 }
 
