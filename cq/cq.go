@@ -16,12 +16,54 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-// Completion is one work completion (struct ibv_wc). ImmData is in network
-// byte order, as the NIC wrote it.
-type Completion = verbs.WC
+// Completion is one work completion, as the NIC reported it. It has the
+// layout of the C struct the provider writes (the verbs mirror), so a
+// poll's batch is handed to a Handler in place: no copy, no allocation.
+type Completion struct {
+	wc verbs.WC
+}
+
+// WRID is the work request's wr_id (see Registration).
+func (c *Completion) WRID() uint64 { return c.wc.WRID }
+
+// Send reports whether the work request was posted to the send queue
+// (its wr_id came from SendWRID). Unlike Opcode, it holds for a completion
+// in error too.
+func (c *Completion) Send() bool { return c.wc.WRID&sendBit != 0 }
+
+// Local is the handler's part of the wr_id: what SendWRID or RecvWRID was
+// given.
+func (c *Completion) Local() uint32 { return uint32(c.wc.WRID) & LocalMask }
+
+// Status is the completion's status (enum ibv_wc_status): 0 for success.
+func (c *Completion) Status() uint32 { return c.wc.Status }
+
+// Opcode says what completed (enum ibv_wc_opcode); defined only when Status
+// is 0.
+func (c *Completion) Opcode() uint32 { return c.wc.Opcode }
+
+// VendorErr is the provider's own error code for a failed completion.
+func (c *Completion) VendorErr() uint32 { return c.wc.VendorErr }
+
+// ByteLen is the number of bytes a receive took.
+func (c *Completion) ByteLen() uint32 { return c.wc.ByteLen }
+
+// ImmData is the immediate data of a receive, in network byte order, as the
+// NIC wrote it; meaningful when Flags has IBV_WC_WITH_IMM.
+func (c *Completion) ImmData() uint32 { return c.wc.ImmData }
+
+// Flags are the completion's flags (enum ibv_wc_flags).
+func (c *Completion) Flags() uint32 { return c.wc.WCFlags }
+
+// completions returns the n completions of a poll in the C array at wcs,
+// in place.
+func completions(wcs verbs.Ptr[verbs.WC], n int) []Completion {
+	return unsafeptr.Slice[Completion](wcs.Addr(), n)
+}
 
 // Handler receives the completions of the work requests it posted.
 type Handler interface {
@@ -107,28 +149,68 @@ func (in *Inline) BeforePark(r *Reactor) {
 	}
 }
 
-// Registration is a CQ and handler added to a reactor. Its WRID method makes
-// the work-request ids that route completions back to the handler.
+// Registration is a CQ and handler added to a reactor. Its SendWRID and
+// RecvWRID methods make the work-request ids that route completions back
+// to the handler.
 type Registration struct {
 	slot uint32
 	gen  uint16
 }
 
-// The layout of a wr_id: registration slot (24 bits), generation (16 bits),
-// and 24 bits for the handler's own use.
+// The layout of a wr_id, which this package alone owns: registration slot
+// (24 bits), generation (16 bits), and 24 bits for the handler, of which
+// the top one says the request went to the send queue (Completion.Send)
+// and the other 23 are the handler's own (Completion.Local).
 const (
 	localBits = 24
 	genBits   = 16
-	// LocalMask masks the handler's part of a wr_id.
-	LocalMask = 1<<localBits - 1
+	sendBit   = 1 << (localBits - 1)
+	// LocalMask masks the handler's own part of a wr_id: the largest
+	// value SendWRID and RecvWRID carry.
+	LocalMask = sendBit - 1
 	maxSlots  = 1 << 24
 )
 
-// WRID returns the wr_id for a work request of this registration that
-// carries local (24 bits) for the handler.
-func (r Registration) WRID(local uint32) uint64 {
-	return uint64(r.slot)<<(localBits+genBits) | uint64(r.gen)<<localBits | uint64(local&LocalMask)
+// SendWRID returns the wr_id for a send-queue work request of this
+// registration that carries local (23 bits) for the handler.
+func (r Registration) SendWRID(local uint32) uint64 { return r.wrid(sendBit | local&LocalMask) }
+
+// RecvWRID returns the wr_id for a receive-queue work request of this
+// registration that carries local (23 bits) for the handler.
+func (r Registration) RecvWRID(local uint32) uint64 { return r.wrid(local & LocalMask) }
+
+// wrid returns the wr_id that carries local (24 bits, the send bit
+// included).
+func (r Registration) wrid(local uint32) uint64 {
+	return uint64(r.slot)<<(localBits+genBits) | uint64(r.gen)<<localBits | uint64(local&(1<<localBits-1))
 }
 
-// Local returns the handler's part of a wr_id.
-func Local(wrid uint64) uint32 { return uint32(wrid & LocalMask) }
+// local returns the 24 bits of a wr_id below the generation.
+func local(wrid uint64) uint32 { return uint32(wrid & (1<<localBits - 1)) }
+
+// Poller polls one CQ from its owner's goroutine, for an InlinePoller's
+// own polls, into C memory the owner holds. Polling allocates nothing.
+type Poller struct {
+	ops *verbs.ContextOps
+	cq  verbs.Ptr[verbs.CQ]
+	wcs verbs.Ptr[verbs.WC]
+	n   int
+}
+
+// NewPoller returns a Poller of cq that reads up to n completions at a
+// time into wcs, a C array of n WCs that must outlive it.
+func NewPoller(cq verbs.Ptr[verbs.CQ], wcs verbs.Ptr[verbs.WC], n int) Poller {
+	return Poller{ops: verbs.CQOps(cq), cq: cq, wcs: wcs, n: n}
+}
+
+// Poll polls the CQ once and returns the completions it found, in place:
+// they are valid until the next Poll. It returns nil when there were none,
+// and when the CQ is in error, which the reactor's own poll reports to
+// the Handler (HandleCQError).
+func (p *Poller) Poll() []Completion {
+	n := verbs.PollCQ(p.ops, p.cq, p.n, p.wcs)
+	if n <= 0 {
+		return nil
+	}
+	return completions(p.wcs, n)
+}

@@ -1,13 +1,20 @@
 package cq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// completion is a Completion of the work request wrid.
+func completion(wrid uint64) Completion { return Completion{wc: verbs.WC{WRID: wrid}} }
 
 type recorder struct{ got [][]uint64 }
 
 func (r *recorder) HandleCompletions(wcs []Completion) {
 	var ids []uint64
 	for _, wc := range wcs {
-		ids = append(ids, uint64(Local(wc.WRID)))
+		ids = append(ids, uint64(wc.Local()))
 	}
 	r.got = append(r.got, ids)
 }
@@ -15,12 +22,22 @@ func (r *recorder) HandleCQError(error) {}
 
 func TestWRID(t *testing.T) {
 	reg := Registration{slot: 1<<24 - 1, gen: 0xbeef}
-	w := reg.WRID(0xabcdef)
-	if s, g := decode(w); s != reg.slot || g != reg.gen || Local(w) != 0xabcdef {
-		t.Errorf("WRID %#x decodes to slot %d gen %#x local %#x", w, s, g, Local(w))
+	w := reg.wrid(0xabcdef)
+	if s, g := decode(w); s != reg.slot || g != reg.gen || local(w) != 0xabcdef {
+		t.Errorf("WRID %#x decodes to slot %d gen %#x local %#x", w, s, g, local(w))
 	}
-	if Local(reg.WRID(0x1abcdef)) != 0xabcdef {
+	if local(reg.wrid(0x1abcdef)) != 0xabcdef {
 		t.Error("the local part is not masked to 24 bits")
+	}
+	// The queue bit and the handler's 23 bits.
+	for _, c := range []struct {
+		wrid uint64
+		send bool
+	}{{reg.SendWRID(0x7abcdef), true}, {reg.RecvWRID(0x7abcdef), false}} {
+		wc := completion(c.wrid)
+		if s, g := decode(c.wrid); s != reg.slot || g != reg.gen || wc.Send() != c.send || wc.Local() != 0x7abcdef&LocalMask {
+			t.Errorf("WRID %#x decodes to slot %d gen %#x send %v local %#x", c.wrid, s, g, wc.Send(), wc.Local())
+		}
 	}
 }
 
@@ -34,11 +51,11 @@ func TestDispatch(t *testing.T) {
 	old := Registration{0, 2}  // slot 0's previous generation
 	gone := Registration{7, 0} // no such slot
 	wcs := []Completion{
-		{WRID: ra.WRID(1)}, {WRID: ra.WRID(2)},
-		{WRID: rb.WRID(3)},
-		{WRID: old.WRID(4)},
-		{WRID: ra.WRID(5)},
-		{WRID: gone.WRID(6)},
+		completion(ra.RecvWRID(1)), completion(ra.RecvWRID(2)),
+		completion(rb.SendWRID(3)),
+		completion(old.RecvWRID(4)),
+		completion(ra.SendWRID(5)),
+		completion(gone.RecvWRID(6)),
 	}
 	r.dispatch(wcs)
 	if len(a.got) != 2 || len(a.got[0]) != 2 || a.got[0][1] != 2 || a.got[1][0] != 5 {
@@ -69,7 +86,7 @@ func BenchmarkDispatch(b *testing.B) {
 		r.entries = append(r.entries, entry{gen: 1, h: hs[i], live: true})
 	}
 	for i := range wcs {
-		wcs[i].WRID = Registration{slot: uint32(i / 2 % regs), gen: 1}.WRID(uint32(i))
+		wcs[i] = completion(Registration{slot: uint32(i / 2 % regs), gen: 1}.RecvWRID(uint32(i)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed54442f1a/rdmapool/internal/netpass"
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -22,8 +21,8 @@ type entry struct {
 	h       Handler
 	lock    Locker  // h, if it is one
 	inline  *Inline // h's, if it is an InlinePoller
-	cq      uintptr
-	channel uintptr // completion channel, or 0
+	cq      verbs.Ptr[verbs.CQ]
+	channel verbs.Ptr[verbs.CompChannel] // or none
 	ops     *verbs.ContextOps
 	live    bool
 }
@@ -52,9 +51,9 @@ type Reactor struct {
 	// Owned by the reactor goroutine.
 	entries []entry
 	free    []uint32
-	live    []uint32 // slots with live entries, in poll order
-	wcs     uintptr  // C array of Batch WCs
-	evOut   uintptr  // C memory for ibv_get_cq_event's out parameters
+	live    []uint32                    // slots with live entries, in poll order
+	wcs     verbs.Ptr[verbs.WC]         // C array of Batch WCs
+	evOut   verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
 
 	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
 	cqs                                                         atomic.Int64
@@ -72,13 +71,19 @@ func New(opts Options) (*Reactor, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = 32
 	}
-	wcs, err := t.Calloc(uintptr(opts.Batch)*wcSize + 16)
+	wcs, err := verbs.Alloc[verbs.WC](t, opts.Batch)
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReactor(opts, t, wcs)
+	evOut, err := verbs.Alloc[verbs.CQEventOut](t, 1)
 	if err != nil {
-		t.Free(wcs)
+		verbs.Release(t, wcs)
+		return nil, err
+	}
+	r, err := newReactor(opts, t, wcs, evOut)
+	if err != nil {
+		verbs.Release(t, evOut)
+		verbs.Release(t, wcs)
 		return nil, err
 	}
 	go r.run()
@@ -88,7 +93,7 @@ func New(opts Options) (*Reactor, error) {
 // newReactor makes the reactor's epoll set, with an eventfd in it for
 // wake-ups, and hands the set to the Go netpoller, through which the
 // reactor sleeps.
-func newReactor(opts Options, t *verbs.Table, wcs uintptr) (*Reactor, error) {
+func newReactor(opts Options, t *verbs.Table, wcs verbs.Ptr[verbs.WC], evOut verbs.Ptr[verbs.CQEventOut]) (*Reactor, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("epoll_create1", err))
@@ -116,20 +121,24 @@ func newReactor(opts Options, t *verbs.Table, wcs uintptr) (*Reactor, error) {
 		return nil, fmt.Errorf("cq: %w", err)
 	}
 	return &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, ep: ep, epRC: rc,
-		wcs: wcs, evOut: wcs + uintptr(opts.Batch)*wcSize, done: make(chan struct{})}, nil
+		wcs: wcs, evOut: evOut, done: make(chan struct{})}, nil
 }
 
-// Add registers cq, whose completion channel is channel (or 0 when it has
-// none: then the reactor never sleeps while the CQ is registered), with h.
+// Add registers cq, whose completion channel is channel (or the zero Ptr
+// when it has none: then the reactor never sleeps while the CQ is
+// registered), with h.
 // From now on the reactor polls it; every work request on it must carry a
 // wr_id from the returned Registration.
-func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
-	if channel != 0 {
+func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
+	if cq.IsNil() {
+		return Registration{}, errors.New("cq: Add of a NULL CQ")
+	}
+	if !channel.IsNil() {
 		if err := unix.SetNonblock(verbs.CompChannelFD(channel), true); err != nil {
 			return Registration{}, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
 		}
 	}
-	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.Ops(cq), live: true}
+	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.CQOps(cq), live: true}
 	e.lock, _ = h.(Locker)
 	if ip, ok := h.(InlinePoller); ok {
 		e.inline = ip.Inline()
@@ -194,8 +203,6 @@ func (r *Reactor) wake() {
 	var one = [8]byte{1}
 	unix.Write(r.evfd, one[:]) // EAGAIN only if the counter is saturated: already awake
 }
-
-const wcSize = 48 // sizeof(struct ibv_wc), checked by internal/verbs' layout test
 
 // sleepLimit bounds each sleep: after it the reactor polls every CQ even
 // without an event. It is a safety net, not the mechanism: a completion whose
@@ -339,7 +346,7 @@ func yieldThread() {
 // reactor must not sleep.
 func (r *Reactor) hasUnnotifiable() bool {
 	for _, s := range r.live {
-		if r.entries[s].channel == 0 {
+		if r.entries[s].channel.IsNil() {
 			return true
 		}
 	}
@@ -367,7 +374,7 @@ func (r *Reactor) drainEvents(slot uint32) {
 func (r *Reactor) armAll() {
 	for _, s := range r.live {
 		e := &r.entries[s]
-		if e.channel == 0 {
+		if e.channel.IsNil() {
 			continue
 		}
 		if in := e.inline; in != nil {
@@ -428,7 +435,7 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 		} else {
 			total += n
 			r.completions.Add(uint64(n))
-			r.dispatch(unsafeptr.Slice[Completion](r.wcs, n))
+			r.dispatch(completions(r.wcs, n))
 		}
 		if e.lock != nil {
 			e.lock.Unlock()
@@ -441,10 +448,10 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 // registration to its handler.
 func (r *Reactor) dispatch(wcs []Completion) {
 	for len(wcs) > 0 {
-		slot, gen := decode(wcs[0].WRID)
+		slot, gen := decode(wcs[0].wc.WRID)
 		n := 1
 		for n < len(wcs) {
-			if s, g := decode(wcs[n].WRID); s != slot || g != gen {
+			if s, g := decode(wcs[n].wc.WRID); s != slot || g != gen {
 				break
 			}
 			n++
@@ -498,7 +505,7 @@ func (r *Reactor) addEntry(e entry) (Registration, error) {
 		slot = uint32(len(r.entries))
 		r.entries = append(r.entries, e)
 	}
-	if e.channel != 0 {
+	if !e.channel.IsNil() {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
 		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, verbs.CompChannelFD(e.channel), &ev); err != nil {
 			// Without it the CQ's events would never wake the reactor.
@@ -514,11 +521,11 @@ func (r *Reactor) addEntry(e entry) (Registration, error) {
 
 func (r *Reactor) removeSlot(slot uint32) {
 	e := &r.entries[slot]
-	if e.channel != 0 {
+	if !e.channel.IsNil() {
 		unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, verbs.CompChannelFD(e.channel), nil)
 		r.drainEvents(slot) // ack what is pending: destroy_cq waits for acks
 	}
-	e.live, e.h, e.cq, e.channel, e.ops = false, nil, 0, 0, nil
+	e.live, e.h, e.cq, e.channel, e.ops = false, nil, verbs.Ptr[verbs.CQ]{}, verbs.Ptr[verbs.CompChannel]{}, nil
 	for i, s := range r.live {
 		if s == slot {
 			r.live = append(r.live[:i], r.live[i+1:]...)
@@ -535,5 +542,6 @@ func (r *Reactor) shutdown() {
 	r.mu.Unlock()
 	unix.Close(r.evfd)
 	r.ep.Close()
-	r.t.Free(r.wcs)
+	verbs.Release(r.t, r.evOut)
+	verbs.Release(r.t, r.wcs)
 }

@@ -5,6 +5,8 @@ package cq
 import (
 	"errors"
 	"runtime"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
 // errNoReactor is New's error off Linux.
@@ -18,7 +20,7 @@ type Reactor struct{}
 func New(opts Options) (*Reactor, error) { return nil, errNoReactor }
 
 // Add fails: the reactor is closed.
-func (r *Reactor) Add(cq, channel uintptr, h Handler) (Registration, error) {
+func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
 	return Registration{}, errors.New("cq: reactor is closed")
 }
 

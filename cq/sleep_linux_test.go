@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
 // The reactor sleeps in the Go netpoller on its epoll set. These run on any
@@ -12,7 +14,7 @@ import (
 
 func newSleeper(t *testing.T) *Reactor {
 	t.Helper()
-	r, err := newReactor(Options{}, nil, 0)
+	r, err := newReactor(Options{}, nil, verbs.Ptr[verbs.WC]{}, verbs.Ptr[verbs.CQEventOut]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestSleepLimit(t *testing.T) {
 func TestOwnerPollingAfterArm(t *testing.T) {
 	r := newSleeper(t)
 	var in Inline
-	r.entries = []entry{{inline: &in, channel: 1, live: true}}
+	r.entries = []entry{{inline: &in, channel: verbs.PtrAt[verbs.CompChannel](1), live: true}}
 	r.live = []uint32{0}
 	in.armed.Store(true) // as armAll leaves a CQ it armed
 	in.Begin()

@@ -102,19 +102,19 @@ func open(lib string, names []string) (uintptr, Library, error) {
 // (dlinfo RTLD_DI_LINKMAP, l_name), falling back to the name given to dlopen.
 // t.C must be resolved.
 func linkMapName(t *verbs.Table, handle uintptr, fallback string) string {
-	slot, err := t.Calloc(8)
+	slot, err := verbs.Alloc[verbs.Ptr[verbs.LinkMap]](t, 1)
 	if err != nil {
 		return fallback
 	}
-	defer t.Free(slot)
-	if int32(ffi.Call3(t.C.Dlinfo, handle, verbs.RTLDDILinkMap, slot)) != 0 { // a C int: the upper half is not defined
+	defer verbs.Release(t, slot)
+	if int32(ffi.Call3(t.C.Dlinfo, handle, verbs.RTLDDILinkMap, slot.Addr())) != 0 { // a C int: the upper half is not defined
 		return fallback
 	}
-	lm := unsafeptr.Load(slot, 0)
-	if lm == 0 {
+	lm := *slot.Get()
+	if lm.IsNil() {
 		return fallback
 	}
-	if name := unsafeptr.GoString(unsafeptr.At[verbs.LinkMap](lm, 0).Name, 4096); name != "" {
+	if name := unsafeptr.GoString(lm.Get().Name, 4096); name != "" {
 		return name
 	}
 	return fallback

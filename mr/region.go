@@ -18,8 +18,15 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-// PD is a protection domain (struct ibv_pd *), as qp creates them.
-type PD uintptr
+// PD is a protection domain to register memory with. Package qp makes one
+// per connection (NewPD); the zero PD is none, and Register fails with it.
+type PD struct {
+	h verbs.Ptr[verbs.PD]
+}
+
+// NewPD wraps a protection domain that the caller allocated and frees after
+// every region registered with it.
+func NewPD(h verbs.Ptr[verbs.PD]) PD { return PD{h: h} }
 
 // Access says what a peer and the local NIC may do with a region. Give each
 // buffer the least it needs: only a receive buffer is remotely writable.
@@ -39,7 +46,7 @@ var ErrMemlock = errors.New("not enough locked memory (RLIMIT_MEMLOCK)")
 type Region struct {
 	t    *verbs.Table
 	buf  []byte
-	mr   uintptr // struct ibv_mr *
+	mr   verbs.Ptr[verbs.MR]
 	lkey uint32
 	rkey uint32
 }

@@ -20,18 +20,21 @@ func Register(pd PD, size int, access Access) (*Region, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("mr: invalid size %d", size)
 	}
+	if pd.h.IsNil() {
+		return nil, errors.New("mr: no protection domain (the zero PD)")
+	}
 	page := unix.Getpagesize()
 	size = (size + page - 1) &^ (page - 1)
 	buf, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, fmt.Errorf("mr: mmap %d bytes: %w", size, err)
 	}
-	mr, err := t.RegMR(uintptr(pd), unsafeptr.Addr(buf), uintptr(size), int(access))
+	mr, err := t.RegMR(pd.h, unsafeptr.Addr(buf), uintptr(size), int(access))
 	if err != nil {
 		unix.Munmap(buf)
 		return nil, registerError(size, err)
 	}
-	m := unsafeptr.At[verbs.MR](mr, 0)
+	m := mr.Get()
 	return &Region{t: t, buf: buf, mr: mr, lkey: m.LKey, rkey: m.RKey}, nil
 }
 
@@ -59,11 +62,11 @@ func fmtLimit(v uint64) string {
 
 // Close deregisters the region, then unmaps it. It is idempotent.
 func (r *Region) Close() error {
-	if r.mr == 0 {
+	if r.mr.IsNil() {
 		return nil
 	}
 	err := r.t.DeregMR(r.mr)
-	r.mr = 0
+	r.mr = verbs.Ptr[verbs.MR]{}
 	if err != nil {
 		// Still registered: the NIC may touch it, so it must stay mapped.
 		return fmt.Errorf("mr: %w (the memory stays mapped)", err)

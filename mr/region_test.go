@@ -46,7 +46,7 @@ func withPD(t *verbs.Table, f func(pd mr.PD)) error {
 		return err
 	}
 	defer t.DeallocPD(pd)
-	f(mr.PD(pd))
+	f(mr.NewPD(pd))
 	return nil
 }
 

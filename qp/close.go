@@ -159,7 +159,7 @@ func (c *Conn) teardown() {
 	if c.res != nil {
 		c.res.destroy()
 	}
-	if c.id != 0 {
+	if !c.id.IsNil() {
 		c.t.DestroyID(c.id)
 	}
 	if c.ec != nil {
@@ -173,11 +173,7 @@ func (c *Conn) teardown() {
 	c.rmu.Unlock()
 }
 
-// closeLinger bounds how long Close waits for the work requests posted
-// before it to complete (linger).
-var closeLinger = 2 * time.Second
-
-// linger waits, for up to closeLinger, until every send WR posted before
+// linger waits, for up to Options.CloseLinger, until every send WR posted before
 // Close has completed. rdma_disconnect moves the QP to the error state,
 // which flushes the WRs not yet done: the tail of a Write that had
 // returned would be lost. Most WRs are unsignaled, so linger first posts a
@@ -213,7 +209,7 @@ func (c *Conn) linger() {
 			return
 		}
 		if timeout == nil {
-			t := time.NewTimer(closeLinger)
+			t := time.NewTimer(c.opts.CloseLinger)
 			defer t.Stop()
 			timeout = t.C
 		}

@@ -41,7 +41,7 @@ type Conn struct {
 	t       *verbs.Table
 	opts    Options
 	server  bool
-	id      uintptr
+	id      verbs.Ptr[verbs.CMID]
 	ec      *eventChannel
 	res     *resources
 	rxRing  *mr.RecvRing
@@ -115,13 +115,12 @@ type Addr struct{ netip.AddrPort }
 func (Addr) Network() string { return "rdma" }
 
 const (
-	sendFlag       = 1 << 23 // in a wr_id's local part: a send WR
-	seqMask        = sendFlag - 1
-	signalInterval = 128 // signal at least every so many send WRs
-	ctlReserve     = 64  // send-queue entries that only control SENDs may use
+	seqMask        = cq.LocalMask // a send WR's sequence number, in its wr_id
+	signalInterval = 128          // signal at least every so many send WRs
+	ctlReserve     = 64           // send-queue entries that only control SENDs may use
 )
 
-func newConn(t *verbs.Table, opts Options, id uintptr, ec *eventChannel, server bool) *Conn {
+func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventChannel, server bool) *Conn {
 	return &Conn{
 		t: t, opts: opts, id: id, ec: ec, server: server,
 		rxNotify:   make(chan struct{}, 1),
@@ -146,7 +145,7 @@ func (c *Conn) setup() error {
 	}
 	c.res = res
 	c.rxRing = mr.NewRecvRing(res.rx)
-	c.h = &completions{c: c, wcs: res.scratch + offInlineWCs}
+	c.h = &completions{c: c}
 	if c.opts.Reactor != nil {
 		c.reactor = c.opts.Reactor
 	} else {
@@ -166,7 +165,7 @@ func (c *Conn) setup() error {
 	return res.postRecvs(slots, c.recvWRID)
 }
 
-func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.WRID(slot) }
+func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.RecvWRID(slot) }
 
 // established runs when rdma_cm reports ESTABLISHED: learn the addresses,
 // advertise the receive buffer, start keepalives.
@@ -357,8 +356,10 @@ func (c *Conn) readable() ([]byte, error) {
 		// finds the data before it in the ring, even when both were
 		// handled after its last look.
 		drained := c.peerClosed.Load() && c.qpDown.Load()
-		if h := testHookReadLooks.Load(); h != nil {
-			(*h)(c)
+		if h := c.opts.readLooks; h != nil {
+			if f := h.Load(); f != nil {
+				(*f)(c)
+			}
 		}
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
@@ -384,12 +385,6 @@ func (c *Conn) readable() ([]byte, error) {
 		}
 	}
 }
-
-// testHookReadLooks, set only by tests, runs in readable between its look
-// at the flush and its look at the ring: where the data and the flush can
-// be handled by another goroutine. Atomic, so that a reader left over from
-// another test cannot race with a test setting it.
-var testHookReadLooks atomic.Pointer[func(*Conn)]
 
 // consume marks n bytes read; once the whole buffer is read it is re-armed.
 func (c *Conn) consume(n int) error {
@@ -705,7 +700,7 @@ func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remo
 	seq := c.sqPosted.Load()
 	signaled := opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
 	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
-	if err := c.res.postSend(c.reg.WRID(sendFlag|seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+	if err := c.res.postSend(c.reg.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
 		c.sqPosted.Store(seq)
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -575,20 +576,25 @@ func TestPeerCloseBeforeDataHandled(t *testing.T) {
 	}
 }
 
+// setHook stores f in a hook from qp.ReadLooksHook.
+func setHook(h *atomic.Pointer[func(*qp.Conn)], f func(*qp.Conn)) { h.Store(&f) }
+
 // TestPeerCloseDataHandledBetweenLooks: the peer writes and closes, and
 // the data's completion and the flush are both handled while a Read is
 // between its look for the flush and its look at the ring (made to happen
 // by a hook). The Read must return the data, not io.EOF with the data
 // unread.
 func TestPeerCloseDataHandledBetweenLooks(t *testing.T) {
-	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1})
+	opts := &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1}
+	hook := qp.ReadLooksHook(opts)
+	e := newEnv(t, opts)
 	cli, srv := e.pair()
 	defer srv.Close()
 	release := srv.HoldCompletions()
 	var once sync.Once
 	defer once.Do(release)
 	hooked := false
-	qp.SetReadLooksHook(t, func(c *qp.Conn) {
+	setHook(hook, func(c *qp.Conn) {
 		if c != srv || !c.PeerClosed() {
 			return
 		}
@@ -651,8 +657,7 @@ func closeWithin(t *testing.T, c *qp.Conn, limit time.Duration) {
 // completion, not for its linger limit (set far beyond the test's patience
 // here), and the peer reads everything.
 func TestCloseWaitsForSends(t *testing.T) {
-	qp.SetCloseLinger(t, time.Hour)
-	e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10})
+	e := newEnv(t, &qp.Options{RecvBufferSize: 64 << 10, CloseLinger: time.Hour})
 	cli, srv := e.pair()
 	defer srv.Close()
 	data := randBytes(40<<10, 11)
@@ -671,8 +676,7 @@ func TestCloseWaitsForSends(t *testing.T) {
 // come (held back here; in life a peer that stopped answering), Close ends
 // after its linger limit, and frees everything.
 func TestCloseLingerBounded(t *testing.T) {
-	qp.SetCloseLinger(t, 100*time.Millisecond)
-	e := newEnv(t, nil)
+	e := newEnv(t, &qp.Options{CloseLinger: 100 * time.Millisecond})
 	cli, srv := e.pair()
 	defer srv.Close()
 	// One byte through first, so that the client has the server's

@@ -93,34 +93,34 @@ func prepare(opts *Options) (Options, *verbs.Table, error) {
 }
 
 // newID makes an rdma_cm id on its own event channel.
-func newID(t *verbs.Table) (*eventChannel, uintptr, error) {
+func newID(t *verbs.Table) (*eventChannel, verbs.Ptr[verbs.CMID], error) {
 	ec, err := newEventChannel(t)
 	if err != nil {
-		return nil, 0, err
+		return nil, verbs.Ptr[verbs.CMID]{}, err
 	}
 	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
 	if err != nil {
 		ec.close()
-		return nil, 0, err
+		return nil, verbs.Ptr[verbs.CMID]{}, err
 	}
 	return ec, id, nil
 }
 
 func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	t := c.t
-	var src uintptr
+	var src verbs.Ptr[verbs.Sockaddr] // NULL: any
 	if c.opts.LocalAddr.IsValid() {
 		var err error
 		if src, err = t.Sockaddr(netip.AddrPortFrom(c.opts.LocalAddr, 0)); err != nil {
 			return err
 		}
-		defer t.Free(src)
+		defer verbs.Release(t, src)
 	}
 	dst, err := t.Sockaddr(ap)
 	if err != nil {
 		return err
 	}
-	defer t.Free(dst)
+	defer verbs.Release(t, dst)
 	ms := timeoutMS(ctx)
 	if err := t.ResolveAddr(c.id, src, dst, ms); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	}
 	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 	err = t.Connect(c.id, pp)
-	t.Free(pp)
+	verbs.Release(t, pp)
 	if err != nil {
 		return err
 	}

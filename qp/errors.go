@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
 // ProtocolError says the peer broke the Valkey-over-RDMA protocol. The
@@ -29,14 +31,8 @@ func (e *CompletionError) Error() string {
 // Is lets errors.Is(err, ErrPeerGone) match the statuses that mean the peer
 // is unreachable or gone.
 func (e *CompletionError) Is(target error) bool {
-	return target == ErrPeerGone && (e.Status == wcRetryExcErr || e.Status == wcRNRRetryExcErr || e.Status == wcRemAbortErr)
+	return target == ErrPeerGone && (e.Status == verbs.WCRetryExcErr || e.Status == verbs.WCRNRRetryExcErr || e.Status == verbs.WCRemAbortErr)
 }
-
-const (
-	wcRetryExcErr    = 12 // IBV_WC_RETRY_EXC_ERR
-	wcRNRRetryExcErr = 13 // IBV_WC_RNR_RETRY_EXC_ERR
-	wcRemAbortErr    = 16 // IBV_WC_REM_ABORT_ERR
-)
 
 var (
 	// ErrPeerGone is matched by errors saying the peer closed the

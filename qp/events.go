@@ -15,8 +15,8 @@ import (
 type event struct {
 	typ      uint32
 	status   int32
-	id       uintptr // the id it is for; for CONNECT_REQUEST, the new id
-	listenID uintptr
+	id       verbs.Ptr[verbs.CMID] // the id it is for; for CONNECT_REQUEST, the new id
+	listenID verbs.Ptr[verbs.CMID]
 	name     string
 }
 
@@ -25,7 +25,7 @@ type event struct {
 // goroutine wait for events without holding an OS thread, with deadlines.
 type eventChannel struct {
 	t  *verbs.Table
-	ch uintptr
+	ch verbs.Ptr[verbs.EventChannel]
 	f  *os.File // the dup'd fd; closing it never closes the channel's own fd
 }
 

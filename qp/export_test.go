@@ -1,6 +1,6 @@
 package qp
 
-import "time"
+import "sync/atomic"
 
 // InlineCap is the max_inline_data the provider granted c's QP.
 func (c *Conn) InlineCap() uint32 { return c.res.inline }
@@ -12,11 +12,13 @@ func (c *Conn) HoldCompletions() (release func()) {
 	return c.h.mu.Unlock
 }
 
-// SetReadLooksHook makes f run in every Read between its look at the QP's
-// flush and its look at the receive ring, until the test ends.
-func SetReadLooksHook(t interface{ Cleanup(func()) }, f func(*Conn)) {
-	testHookReadLooks.Store(&f)
-	t.Cleanup(func() { testHookReadLooks.Store(nil) })
+// ReadLooksHook gives o a hook: a function stored in it runs in every Read
+// of the connections made with o, between its look at the QP's flush and
+// its look at the receive ring (where the data and the flush can be
+// handled by another goroutine).
+func ReadLooksHook(o *Options) *atomic.Pointer[func(*Conn)] {
+	o.readLooks = new(atomic.Pointer[func(*Conn)])
+	return o.readLooks
 }
 
 // QPDown reports whether c has handled the flush of its QP.
@@ -24,11 +26,3 @@ func (c *Conn) QPDown() bool { return c.qpDown.Load() }
 
 // PeerClosed reports whether c has seen its peer's disconnect.
 func (c *Conn) PeerClosed() bool { return c.peerClosed.Load() }
-
-// SetCloseLinger sets how long Close waits for outstanding sends, until the
-// test ends.
-func SetCloseLinger(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := closeLinger
-	closeLinger = d
-	t.Cleanup(func() { closeLinger = old })
-}

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/seed54442f1a/rdmapool/cq"
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -15,7 +14,6 @@ import (
 type completions struct {
 	c      *Conn
 	mu     sync.Mutex
-	wcs    uintptr // C array for inline polling
 	inline cq.Inline
 }
 
@@ -44,8 +42,8 @@ func (c *Conn) pollInline() bool {
 	if StagesEnabled {
 		t0 = stageNow()
 	}
-	n := verbs.PollCQ(c.res.ops, c.res.cq, inlineBatch, h.wcs)
-	if n <= 0 {
+	wcs := c.res.poller.Poll()
+	if len(wcs) == 0 {
 		if StagesEnabled {
 			stagePollMiss.since(t0)
 		}
@@ -57,7 +55,7 @@ func (c *Conn) pollInline() bool {
 		c.marks.polled(t1)
 		defer stageHandle.since(t1)
 	}
-	c.handleCompletions(unsafeptr.Slice[cq.Completion](h.wcs, n), false)
+	c.handleCompletions(wcs, false)
 	return true
 }
 
@@ -94,8 +92,8 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	sent, received := false, false
 	for i := range wcs {
 		wc := &wcs[i]
-		local := cq.Local(wc.WRID)
-		if wc.Status == verbs.WCWRFlushErr {
+		local := wc.Local()
+		if wc.Status() == verbs.WCWRFlushErr {
 			// The QP went to the error state. Why is told by the rdma_cm
 			// event that comes with it (DISCONNECTED, DEVICE_REMOVAL) or
 			// by an error completion before this one; until then readers
@@ -103,29 +101,29 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			c.onQPDown()
 			return
 		}
-		if wc.Status != verbs.WCSuccess {
+		if wc.Status() != verbs.WCSuccess {
 			op := "receive"
-			if local&sendFlag != 0 {
+			if wc.Send() {
 				op = "send"
-			} else if wc.Status == verbs.WCLocLenErr {
+			} else if wc.Status() == verbs.WCLocLenErr {
 				// A SEND that did not fit the receive's cmdSize bytes:
 				// the peer broke the protocol, as with a shorter one
 				// (handleCmd).
 				c.fail(&ProtocolError{What: fmt.Sprintf("control message longer than %d bytes", cmdSize)})
 				return
 			}
-			c.fail(&CompletionError{Op: op, Status: wc.Status, Text: c.t.WCStatusStr(wc.Status), Vendor: wc.VendorErr})
+			c.fail(&CompletionError{Op: op, Status: wc.Status(), Text: c.t.WCStatusStr(wc.Status()), Vendor: wc.VendorErr()})
 			return
 		}
-		if local&sendFlag != 0 {
+		if wc.Send() {
 			c.sendCompleted(local)
 			sent = true
 			continue
 		}
 		slot := local % recvSlots
-		switch wc.Opcode {
+		switch wc.Opcode() {
 		case verbs.WCRecv:
-			if err := c.handleCmd(slot, wc.ByteLen); err != nil {
+			if err := c.handleCmd(slot, wc.ByteLen()); err != nil {
 				c.fail(err)
 				return
 			}
@@ -135,11 +133,11 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 				c.fail(&ProtocolError{What: "data written before this side's RegisterXferMemory"})
 				return
 			}
-			if wc.WCFlags&verbs.WCWithImm == 0 {
+			if wc.Flags()&verbs.WCWithImm == 0 {
 				c.fail(&ProtocolError{What: "RDMA write without immediate data"})
 				return
 			}
-			if err := c.rxRing.Wrote(ntohl(wc.ImmData)); err != nil {
+			if err := c.rxRing.Wrote(ntohl(wc.ImmData())); err != nil {
 				c.fail(&ProtocolError{What: "immediate byte count overruns the receive buffer: " + err.Error()})
 				return
 			}
@@ -148,7 +146,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 				timelineFound(stageNow())
 			}
 		default:
-			c.fail(&ProtocolError{What: fmt.Sprintf("unexpected receive completion opcode %d", wc.Opcode)})
+			c.fail(&ProtocolError{What: fmt.Sprintf("unexpected receive completion opcode %d", wc.Opcode())})
 			return
 		}
 		c.repost = append(c.repost, slot)
@@ -172,15 +170,14 @@ func (c *Conn) handleClosing(wcs []cq.Completion) {
 	sent := false
 	for i := range wcs {
 		wc := &wcs[i]
-		if wc.Status == verbs.WCWRFlushErr {
+		if wc.Status() == verbs.WCWRFlushErr {
 			c.onQPDown()
 			break
 		}
-		local := cq.Local(wc.WRID)
-		if wc.Status != verbs.WCSuccess || local&sendFlag == 0 {
+		if wc.Status() != verbs.WCSuccess || !wc.Send() {
 			continue
 		}
-		c.sendCompleted(local)
+		c.sendCompleted(wc.Local())
 		sent = true
 	}
 	if sent {

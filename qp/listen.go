@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -17,7 +16,7 @@ type Listener struct {
 	t       *verbs.Table
 	opts    Options
 	ec      *eventChannel
-	id      uintptr
+	id      verbs.Ptr[verbs.CMID]
 	addr    Addr
 	acceptQ chan *Conn
 	done    chan struct{}
@@ -58,7 +57,7 @@ func listen(addr string, opts *Options) (*Listener, error) {
 	sa, err := t.Sockaddr(aps[0]) // of a name's addresses, the first, as net.Listen
 	if err == nil {
 		err = t.BindAddr(id, sa)
-		t.Free(sa)
+		verbs.Release(t, sa)
 	}
 	if err == nil {
 		err = t.Listen(id, o.Backlog)
@@ -135,7 +134,7 @@ func (l *Listener) shutdown() {
 	}
 	l.pending = nil
 	l.mu.Unlock()
-	// At once: each Close may wait out its linger (closeLinger).
+	// At once: each Close may wait out its linger (Options.CloseLinger).
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(func() { c.Close() })
@@ -162,8 +161,8 @@ func (l *Listener) loop() {
 		case verbs.EventConnectRequest:
 			l.handleRequest(ev.id)
 		case verbs.EventDeviceRemoval:
-			if v := unsafeptr.At[verbs.CMID](l.id, 0).Verbs; v != 0 {
-				deviceGone(l.t.DeviceName(unsafeptr.At[verbs.Context](v, 0).Device))
+			if v := verbs.IDContext(l.id); !v.IsNil() {
+				deviceGone(l.t.ContextDeviceName(v))
 			}
 			l.end(ErrDeviceRemoved)
 			return
@@ -174,7 +173,7 @@ func (l *Listener) loop() {
 // handleRequest gives a new id its own event channel (rdma_migrate_id), so
 // its connection outlives the listener, creates its resources, posts every
 // receive and accepts. The connection reaches Accept once ESTABLISHED.
-func (l *Listener) handleRequest(id uintptr) {
+func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID]) {
 	t := l.t
 	ec, err := newEventChannel(t)
 	if err == nil {
@@ -202,7 +201,7 @@ func (l *Listener) handleRequest(id uintptr) {
 	}
 	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 	err = t.Accept(id, pp)
-	t.Free(pp)
+	verbs.Release(t, pp)
 	if err != nil {
 		c.setErr(err)
 		return

@@ -3,6 +3,7 @@ package qp
 import (
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/cq"
@@ -49,6 +50,15 @@ type Options struct {
 	// (its Dial succeeds, its first Read or Write finds the peer gone).
 	// 0 means 128.
 	Backlog int
+	// CloseLinger bounds how long Close waits for the writes posted
+	// before it to complete (a disconnect flushes those not done, and
+	// the tail of a Write that had returned would be lost). 0 means 2 s.
+	CloseLinger time.Duration
+
+	// readLooks, set only by tests (export_test.go), holds a hook that
+	// runs in Read between its look at the QP's flush and its look at
+	// the receive ring. Atomic, so that a test may set it while reads run.
+	readLooks *atomic.Pointer[func(*Conn)]
 }
 
 const (
@@ -59,6 +69,7 @@ const (
 	defaultKeepalive     = 3 * time.Second
 	defaultBacklog       = 128
 	defaultSpinWait      = time.Millisecond
+	defaultCloseLinger   = 2 * time.Second
 )
 
 func (o *Options) withDefaults() (Options, error) {
@@ -92,6 +103,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.Backlog == 0 {
 		r.Backlog = defaultBacklog
+	}
+	if r.CloseLinger < 0 {
+		return r, fmt.Errorf("rdma: CloseLinger %v is negative", r.CloseLinger)
+	}
+	if r.CloseLinger == 0 {
+		r.CloseLinger = defaultCloseLinger
 	}
 	return r, nil
 }

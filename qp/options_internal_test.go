@@ -15,6 +15,7 @@ func TestOptionsRejectBadValues(t *testing.T) {
 		{Options{MaxPeerBufferSize: 1 << 30}, "MaxPeerBufferSize 1073741824 is outside"},
 		{Options{KeepaliveInterval: -time.Second}, "KeepaliveInterval -1s is negative"},
 		{Options{Backlog: -1}, "Backlog -1 is negative"},
+		{Options{CloseLinger: -time.Second}, "CloseLinger -1s is negative"},
 	} {
 		if _, err := tc.opts.withDefaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error saying %q", tc.opts, err, tc.want)
@@ -24,5 +25,8 @@ func TestOptionsRejectBadValues(t *testing.T) {
 	o, err := nilOpts.withDefaults()
 	if err != nil || o.RecvBufferSize != defaultRecvBuffer || o.Backlog != defaultBacklog || o.KeepaliveInterval != defaultKeepalive {
 		t.Errorf("nil options: %+v, %v", o, err)
+	}
+	if o.CloseLinger != defaultCloseLinger {
+		t.Errorf("nil options: CloseLinger %v, want %v", o.CloseLinger, defaultCloseLinger)
 	}
 }

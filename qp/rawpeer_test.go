@@ -22,15 +22,21 @@ import (
 // rawPeer is a client built on the binding alone, which can send what a
 // correct peer never would.
 type rawPeer struct {
-	t       *testing.T
-	tb      *verbs.Table
-	ch, id  uintptr
-	pd, cq  uintptr
-	ops     *verbs.ContextOps
-	buf     []byte // registered: 8 receive slots of 32 B, then send space
-	mr      *verbs.MR
-	mrp     uintptr
-	scratch uintptr
+	t      *testing.T
+	tb     *verbs.Table
+	ch     verbs.Ptr[verbs.EventChannel]
+	id     verbs.Ptr[verbs.CMID]
+	pd     verbs.Ptr[verbs.PD]
+	cq     verbs.Ptr[verbs.CQ]
+	ops    *verbs.ContextOps
+	buf    []byte // registered: 8 receive slots of 32 B, then send space
+	mr     *verbs.MR
+	mrp    verbs.Ptr[verbs.MR]
+	sendWR verbs.Ptr[verbs.SendWR]
+	recvWR verbs.Ptr[verbs.RecvWR]
+	sge    verbs.Ptr[verbs.SGE]
+	badWR  verbs.Ptr[verbs.BadWR]
+	wc     verbs.Ptr[verbs.WC]
 	// The server's receive buffer, from its RegisterXferMemory.
 	addr   uint64
 	length uint32
@@ -68,30 +74,38 @@ func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
 	p.must(err)
 	dst, err := tb.Sockaddr(to)
 	p.must(err)
-	defer tb.Free(dst)
-	p.must(tb.ResolveAddr(p.id, 0, dst, 5000))
+	defer verbs.Release(tb, dst)
+	p.must(tb.ResolveAddr(p.id, verbs.Ptr[verbs.Sockaddr]{}, dst, 5000))
 	p.event(verbs.EventAddrResolved)
 	p.must(tb.ResolveRoute(p.id, 5000))
 	p.event(verbs.EventRouteResolved)
-	ctx := unsafeptr.At[verbs.CMID](p.id, 0).Verbs
+	ctx := verbs.IDContext(p.id)
 	p.pd, err = tb.AllocPD(ctx)
 	p.must(err)
-	p.cq, err = tb.CreateCQ(ctx, 64, 0, 0, 0)
+	p.cq, err = tb.CreateCQ(ctx, 64, 0, verbs.Ptr[verbs.CompChannel]{}, 0)
 	p.must(err)
-	p.ops = verbs.Ops(p.cq)
+	p.ops = verbs.CQOps(p.cq)
 	attr, ap, err := verbs.New[verbs.QPInitAttr](tb)
 	p.must(err)
 	attr.SendCQ, attr.RecvCQ, attr.QPType = p.cq, p.cq, verbs.QPTypeRC
 	attr.Cap = verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}
 	attr.SQSigAll = 1
 	p.must(tb.CreateQP(p.id, p.pd, ap))
-	tb.Free(ap)
+	verbs.Release(tb, ap)
 	p.buf, err = unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	p.must(err)
 	p.mrp, err = tb.RegMR(p.pd, unsafeptr.Addr(p.buf), 4096, verbs.AccessLocalWrite)
 	p.must(err)
-	p.mr = unsafeptr.At[verbs.MR](p.mrp, 0)
-	p.scratch, err = tb.Calloc(512)
+	p.mr = p.mrp.Get()
+	p.sendWR, err = verbs.Alloc[verbs.SendWR](tb, 1)
+	p.must(err)
+	p.recvWR, err = verbs.Alloc[verbs.RecvWR](tb, 1)
+	p.must(err)
+	p.sge, err = verbs.Alloc[verbs.SGE](tb, 1)
+	p.must(err)
+	p.badWR, err = verbs.Alloc[verbs.BadWR](tb, 1)
+	p.must(err)
+	p.wc, err = verbs.Alloc[verbs.WC](tb, 1)
 	p.must(err)
 	for i := range rawSlots {
 		p.postRecv(i)
@@ -100,7 +114,7 @@ func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
 	p.must(err)
 	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 	p.must(tb.Connect(p.id, pp))
-	tb.Free(pp)
+	verbs.Release(tb, pp)
 	p.event(verbs.EventEstablished)
 	// The server advertises its receive buffer first.
 	b := p.recvCmd()
@@ -112,11 +126,9 @@ func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
 }
 
 func (p *rawPeer) postRecv(slot int) {
-	sge := unsafeptr.At[verbs.SGE](p.scratch, 160)
-	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + uint64(slot*32), Length: 32, LKey: p.mr.LKey}
-	wr := unsafeptr.At[verbs.RecvWR](p.scratch, 128)
-	*wr = verbs.RecvWR{WRID: uint64(slot), SGList: p.scratch + 160, NumSGE: 1}
-	if e := verbs.PostRecv(p.ops, unsafeptr.At[verbs.CMID](p.id, 0).QP, p.scratch+128, p.scratch+176); e != 0 {
+	*p.sge.Get() = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + uint64(slot*32), Length: 32, LKey: p.mr.LKey}
+	*p.recvWR.Get() = verbs.RecvWR{WRID: uint64(slot), SGList: p.sge, NumSGE: 1}
+	if e := verbs.PostRecv(p.ops, verbs.IDQP(p.id), p.recvWR, p.badWR); e != 0 {
 		p.t.Fatalf("post_recv: %v", e)
 	}
 }
@@ -126,8 +138,8 @@ func (p *rawPeer) poll() verbs.WC {
 	p.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if verbs.PollCQ(p.ops, p.cq, 1, p.scratch+256) == 1 {
-			return *unsafeptr.At[verbs.WC](p.scratch, 256)
+		if verbs.PollCQ(p.ops, p.cq, 1, p.wc) == 1 {
+			return *p.wc.Get()
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -151,17 +163,16 @@ func (p *rawPeer) recvCmd() []byte {
 func (p *rawPeer) post(opcode uint32, msg []byte, imm uint32) {
 	p.t.Helper()
 	copy(p.buf[1024:], msg)
-	sge := unsafeptr.At[verbs.SGE](p.scratch, 160)
-	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + 1024, Length: uint32(len(msg)), LKey: p.mr.LKey}
+	*p.sge.Get() = verbs.SGE{Addr: uint64(unsafeptr.Addr(p.buf)) + 1024, Length: uint32(len(msg)), LKey: p.mr.LKey}
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], imm)
-	wr := unsafeptr.At[verbs.SendWR](p.scratch, 0)
-	*wr = verbs.SendWR{WRID: 100, SGList: p.scratch + 160, NumSGE: 1, Opcode: opcode, SendFlags: verbs.SendSignaled,
+	wr := p.sendWR.Get()
+	*wr = verbs.SendWR{WRID: 100, SGList: p.sge, NumSGE: 1, Opcode: opcode, SendFlags: verbs.SendSignaled,
 		ImmData: binary.NativeEndian.Uint32(b[:]), RemoteAddr: p.addr, RKey: p.rkey}
 	if len(msg) == 0 {
 		wr.NumSGE = 0
 	}
-	if e := verbs.PostSend(p.ops, unsafeptr.At[verbs.CMID](p.id, 0).QP, p.scratch, p.scratch+176); e != 0 {
+	if e := verbs.PostSend(p.ops, verbs.IDQP(p.id), p.sendWR, p.badWR); e != 0 {
 		p.t.Fatalf("post_send: %v", e)
 	}
 }
@@ -173,7 +184,11 @@ func (p *rawPeer) close() {
 	tb.DestroyCQ(p.cq)
 	tb.DeregMR(p.mrp)
 	unix.Munmap(p.buf)
-	tb.Free(p.scratch)
+	verbs.Release(tb, p.wc)
+	verbs.Release(tb, p.badWR)
+	verbs.Release(tb, p.sge)
+	verbs.Release(tb, p.recvWR)
+	verbs.Release(tb, p.sendWR)
 	tb.DeallocPD(p.pd)
 	tb.DestroyID(p.id)
 	tb.DestroyEventChannel(p.ch)

@@ -139,7 +139,7 @@ func TestDeviceRemovedDuringDial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []uintptr{lid}
+	ids := []verbs.Ptr[verbs.CMID]{lid}
 	letGo := func() { // the silent listener's part of letting go of the device
 		for _, id := range ids {
 			if err := tb.DestroyID(id); err != nil {
@@ -147,9 +147,9 @@ func TestDeviceRemovedDuringDial(t *testing.T) {
 			}
 		}
 		ids = nil
-		if ch != 0 {
+		if !ch.IsNil() {
 			tb.DestroyEventChannel(ch)
-			ch = 0
+			ch = verbs.Ptr[verbs.EventChannel]{}
 		}
 		tb.ReleaseDeadDevices()
 	}
@@ -159,7 +159,7 @@ func TestDeviceRemovedDuringDial(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = tb.BindAddr(lid, sa)
-	tb.Free(sa)
+	verbs.Release(tb, sa)
 	if err == nil {
 		err = tb.Listen(lid, 8)
 	}

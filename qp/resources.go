@@ -1,7 +1,7 @@
 package qp
 
 import (
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
+	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -18,38 +18,73 @@ const (
 	// into the work request at post time, so the NIC (or soft-RoCE's
 	// kernel side) need not read them from registered memory afterwards.
 	inlineAsk = 256
-
-	// Off-heap scratch for work requests: every receive WR and its SGE
-	// (one per command slot, so a batch of slots is re-posted as one
-	// chain), one send WR and SGE (posting is serialised), a bad-WR slot.
-	offRecvWRs   = 0
-	offRecvSGEs  = offRecvWRs + recvSlots*32
-	offSendWR    = offRecvSGEs + recvSlots*16
-	offSendSGE   = offSendWR + 128
-	offBadWR     = offSendSGE + 16
-	offInlineWCs = offBadWR + 16
-	scratchSize  = offInlineWCs + inlineBatch*48
 )
+
+// scratch is the off-heap memory for work requests, each part a C array
+// sized by its mirror: every receive WR and its SGE (one per command slot,
+// so a batch of slots is re-posted as one chain), one send WR and SGE
+// (posting is serialised), the bad-WR slot, and the WCs of inline polls.
+type scratch struct {
+	recvWRs   verbs.Ptr[verbs.RecvWR] // recvSlots
+	recvSGEs  verbs.Ptr[verbs.SGE]    // recvSlots
+	sendWR    verbs.Ptr[verbs.SendWR]
+	sendSGE   verbs.Ptr[verbs.SGE]
+	badWR     verbs.Ptr[verbs.BadWR]
+	inlineWCs verbs.Ptr[verbs.WC] // inlineBatch
+}
+
+// alloc allocates every part; on failure, free frees what was allocated.
+func (s *scratch) alloc(t *verbs.Table) (err error) {
+	if s.recvWRs, err = verbs.Alloc[verbs.RecvWR](t, recvSlots); err != nil {
+		return err
+	}
+	if s.recvSGEs, err = verbs.Alloc[verbs.SGE](t, recvSlots); err != nil {
+		return err
+	}
+	if s.sendWR, err = verbs.Alloc[verbs.SendWR](t, 1); err != nil {
+		return err
+	}
+	if s.sendSGE, err = verbs.Alloc[verbs.SGE](t, 1); err != nil {
+		return err
+	}
+	if s.badWR, err = verbs.Alloc[verbs.BadWR](t, 1); err != nil {
+		return err
+	}
+	s.inlineWCs, err = verbs.Alloc[verbs.WC](t, inlineBatch)
+	return err
+}
+
+// free frees every part, in reverse order; it is idempotent.
+func (s *scratch) free(t *verbs.Table) {
+	verbs.Release(t, s.inlineWCs)
+	verbs.Release(t, s.badWR)
+	verbs.Release(t, s.sendSGE)
+	verbs.Release(t, s.sendWR)
+	verbs.Release(t, s.recvSGEs)
+	verbs.Release(t, s.recvWRs)
+	*s = scratch{}
+}
 
 // resources are a connection's PD, completion channel, CQ, QP and
 // registered memory. Creation is in this order; destroy frees in reverse.
 type resources struct {
 	t       *verbs.Table
-	id      uintptr // the rdma_cm id the QP belongs to
-	pd      uintptr
-	cc      uintptr // completion channel
-	cq      uintptr
-	qp      uintptr // struct ibv_qp *, owned by the id
+	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
+	pd      verbs.Ptr[verbs.PD]
+	cc      verbs.Ptr[verbs.CompChannel]
+	cq      verbs.Ptr[verbs.CQ]
+	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
 	cmd     *mr.Region   // 2048 control-message slots, local only
 	rx      *mr.Region   // the receive buffer, the only remotely writable memory
 	tx      *mr.SendRing // staging for writes into the peer's receive buffer
-	scratch uintptr
-	device  string // the device's name, for removals (removal.go)
-	inline  uint32 // max_inline_data the provider granted
+	scratch scratch
+	poller  cq.Poller // inline polls of cq, into scratch.inlineWCs
+	device  string    // the device's name, for removals (removal.go)
+	inline  uint32    // max_inline_data the provider granted
 }
 
-func newResources(t *verbs.Table, id uintptr, rxSize int) (_ *resources, err error) {
+func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
 	r := &resources{t: t, id: id}
@@ -58,8 +93,8 @@ func newResources(t *verbs.Table, id uintptr, rxSize int) (_ *resources, err err
 			r.destroy()
 		}
 	}()
-	ctx := unsafeptr.At[verbs.CMID](id, 0).Verbs
-	r.device = t.DeviceName(unsafeptr.At[verbs.Context](ctx, 0).Device)
+	ctx := verbs.IDContext(id)
+	r.device = t.ContextDeviceName(ctx)
 	deviceBack(r.device)
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
@@ -85,28 +120,29 @@ func newResources(t *verbs.Table, id uintptr, rxSize int) (_ *resources, err err
 			break
 		}
 	}
-	t.Free(ap)
+	verbs.Release(t, ap)
 	if err != nil {
 		return nil, err
 	}
-	r.qp = unsafeptr.At[verbs.CMID](id, 0).QP
-	r.ops = verbs.Ops(r.cq)
-	if r.cmd, err = mr.Register(mr.PD(r.pd), (recvSlots+sendSlots)*cmdSize, mr.LocalWrite); err != nil {
+	r.qp = verbs.IDQP(id)
+	r.ops = verbs.QPOps(r.qp)
+	pd := mr.NewPD(r.pd)
+	if r.cmd, err = mr.Register(pd, (recvSlots+sendSlots)*cmdSize, mr.LocalWrite); err != nil {
 		return nil, err
 	}
-	if r.rx, err = mr.Register(mr.PD(r.pd), rxSize, mr.LocalWrite|mr.RemoteWrite); err != nil {
+	if r.rx, err = mr.Register(pd, rxSize, mr.LocalWrite|mr.RemoteWrite); err != nil {
 		return nil, err
 	}
-	r.tx = mr.NewSendRing(mr.PD(r.pd))
-	if r.scratch, err = t.Calloc(scratchSize); err != nil {
+	r.tx = mr.NewSendRing(pd)
+	if err = r.scratch.alloc(t); err != nil {
 		return nil, err
 	}
+	r.poller = cq.NewPoller(r.cq, r.scratch.inlineWCs, inlineBatch)
 	// Each receive WR i points at SGE i, which covers command slot i.
 	for i := range recvSlots {
-		sge := unsafeptr.At[verbs.SGE](r.scratch, offRecvSGEs+uintptr(i)*16)
-		*sge = verbs.SGE{Addr: r.cmd.Addr() + uint64(i*cmdSize), Length: cmdSize, LKey: r.cmd.LKey()}
-		wr := unsafeptr.At[verbs.RecvWR](r.scratch, offRecvWRs+uintptr(i)*32)
-		*wr = verbs.RecvWR{SGList: r.scratch + offRecvSGEs + uintptr(i)*16, NumSGE: 1}
+		sge := r.scratch.recvSGEs.Index(i)
+		*sge.Get() = verbs.SGE{Addr: r.cmd.Addr() + uint64(i*cmdSize), Length: cmdSize, LKey: r.cmd.LKey()}
+		*r.scratch.recvWRs.Index(i).Get() = verbs.RecvWR{SGList: sge, NumSGE: 1}
 	}
 	return r, nil
 }
@@ -117,15 +153,15 @@ func (r *resources) postRecvs(slots []uint32, wrid func(uint32) uint64) error {
 	if len(slots) == 0 {
 		return nil
 	}
-	var head uintptr
+	var head verbs.Ptr[verbs.RecvWR]
 	for i := len(slots) - 1; i >= 0; i-- {
-		p := r.scratch + offRecvWRs + uintptr(slots[i])*32
-		wr := unsafeptr.At[verbs.RecvWR](p, 0)
+		p := r.scratch.recvWRs.Index(int(slots[i]))
+		wr := p.Get()
 		wr.WRID = wrid(slots[i])
 		wr.Next = head
 		head = p
 	}
-	if errno := verbs.PostRecv(r.ops, r.qp, head, r.scratch+offBadWR); errno != 0 {
+	if errno := verbs.PostRecv(r.ops, r.qp, head, r.scratch.badWR); errno != 0 {
 		return &verbs.CallError{Func: "ibv_post_recv", Errno: errno}
 	}
 	return nil
@@ -133,10 +169,9 @@ func (r *resources) postRecvs(slots []uint32, wrid func(uint32) uint64) error {
 
 // postSend posts one send WR with one SGE. The caller serialises posting.
 func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local uint64, n uint32, lkey uint32, imm uint32, remote uint64, rkey uint32) error {
-	sge := unsafeptr.At[verbs.SGE](r.scratch, offSendSGE)
-	*sge = verbs.SGE{Addr: local, Length: n, LKey: lkey}
-	wr := unsafeptr.At[verbs.SendWR](r.scratch, offSendWR)
-	*wr = verbs.SendWR{WRID: wrid, SGList: r.scratch + offSendSGE, NumSGE: 1, Opcode: opcode,
+	*r.scratch.sendSGE.Get() = verbs.SGE{Addr: local, Length: n, LKey: lkey}
+	wr := r.scratch.sendWR.Get()
+	*wr = verbs.SendWR{WRID: wrid, SGList: r.scratch.sendSGE, NumSGE: 1, Opcode: opcode,
 		ImmData: imm, RemoteAddr: remote, RKey: rkey}
 	if signaled {
 		wr.SendFlags = verbs.SendSignaled
@@ -148,7 +183,7 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 	if StagesEnabled {
 		t0 = stageNow()
 	}
-	errno := verbs.PostSend(r.ops, r.qp, r.scratch+offSendWR, r.scratch+offBadWR)
+	errno := verbs.PostSend(r.ops, r.qp, r.scratch.sendWR, r.scratch.badWR)
 	if StagesEnabled {
 		t1 := stageNow()
 		stagePostSend.record(t1 - t0)
@@ -171,22 +206,19 @@ func (r *resources) cmdSlot(i uint32) []byte {
 // memory, PD. The CQ must no longer be polled.
 func (r *resources) destroy() {
 	t := r.t
-	if r.qp != 0 {
+	if !r.qp.IsNil() {
 		t.DestroyQP(r.id)
-		r.qp = 0
+		r.qp = verbs.Ptr[verbs.QP]{}
 	}
-	if r.cq != 0 {
+	if !r.cq.IsNil() {
 		t.DestroyCQ(r.cq)
-		r.cq = 0
+		r.cq = verbs.Ptr[verbs.CQ]{}
 	}
-	if r.cc != 0 {
+	if !r.cc.IsNil() {
 		t.DestroyCompChannel(r.cc)
-		r.cc = 0
+		r.cc = verbs.Ptr[verbs.CompChannel]{}
 	}
-	if r.scratch != 0 {
-		t.Free(r.scratch)
-		r.scratch = 0
-	}
+	r.scratch.free(t)
 	if r.tx != nil {
 		r.tx.Close()
 		r.tx = nil
@@ -199,8 +231,8 @@ func (r *resources) destroy() {
 		r.cmd.Close()
 		r.cmd = nil
 	}
-	if r.pd != 0 {
+	if !r.pd.IsNil() {
 		t.DeallocPD(r.pd)
-		r.pd = 0
+		r.pd = verbs.Ptr[verbs.PD]{}
 	}
 }

@@ -67,7 +67,7 @@ func hasActive(d Device) bool {
 	return false
 }
 
-func describe(t *verbs.Table, dev uintptr) Device {
+func describe(t *verbs.Table, dev verbs.Ptr[verbs.Device]) Device {
 	d := Device{Name: t.DeviceName(dev)}
 	ctx, err := t.OpenDevice(dev)
 	if err != nil {
@@ -107,7 +107,7 @@ const connectionLocked = 2<<20 + 64<<10
 // exercise creates and frees a PD, a CQ and a registered buffer of one
 // connection's size: a locked-memory limit too low for that (a container's
 // 64 KiB) makes RDMA unusable here, though a page would register.
-func exercise(t *verbs.Table, dev uintptr) (err error) {
+func exercise(t *verbs.Table, dev verbs.Ptr[verbs.Device]) (err error) {
 	ctx, err := t.OpenDevice(dev)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func exercise(t *verbs.Table, dev uintptr) (err error) {
 		return err
 	}
 	defer t.DeallocPD(pd)
-	cq, err := t.CreateCQ(ctx, 16, 0, 0, 0)
+	cq, err := t.CreateCQ(ctx, 16, 0, verbs.Ptr[verbs.CompChannel]{}, 0)
 	if err != nil {
 		return err
 	}

@@ -28,98 +28,107 @@ func (t *Table) cmListing(name string, fn, a1, a2, a3, a4 uintptr) error {
 }
 
 // CreateEventChannel opens an rdma_cm event channel.
-func (t *Table) CreateEventChannel() (uintptr, error) {
+func (t *Table) CreateEventChannel() (Ptr[EventChannel], error) {
 	ch, errno := callCM(t.CM.CreateEventChannel, 0, 0, 0, 0, 0, 0)
-	return ch, errnoIfMinus1("rdma_create_event_channel", ch == 0, errno)
+	return PtrAt[EventChannel](ch), errnoIfMinus1("rdma_create_event_channel", ch == 0, errno)
 }
 
 // DestroyEventChannel closes an event channel that has no ids left.
-func (t *Table) DestroyEventChannel(ch uintptr) { ffi.Call1(t.CM.DestroyEventChannel, ch) }
-
-// EventChannelFD returns the file descriptor of an event channel (its first
-// member is the fd).
-func EventChannelFD(ch uintptr) int { return int(*unsafeptr.At[int32](ch, 0)) }
-
-// CompChannelFD returns the file descriptor of a completion channel.
-func CompChannelFD(ch uintptr) int { return int(unsafeptr.At[CompChannel](ch, 0).FD) }
-
-// CreateID creates an rdma_cm id on channel ch with the given context value.
-func (t *Table) CreateID(ch, context uintptr, ps int) (uintptr, error) {
-	return t.withOut(func(slot uintptr) error {
-		return t.cmListing("rdma_create_id", t.CM.CreateID, ch, slot, context, uintptr(ps))
-	})
+func (t *Table) DestroyEventChannel(ch Ptr[EventChannel]) {
+	ffi.Call1(t.CM.DestroyEventChannel, ch.addr)
 }
 
+// EventChannelFD returns the file descriptor of an event channel.
+func EventChannelFD(ch Ptr[EventChannel]) int { return int(ch.Get().FD) }
+
+// CompChannelFD returns the file descriptor of a completion channel.
+func CompChannelFD(ch Ptr[CompChannel]) int { return int(ch.Get().FD) }
+
+// CreateID creates an rdma_cm id on channel ch with the given context value.
+func (t *Table) CreateID(ch Ptr[EventChannel], context uintptr, ps int) (Ptr[CMID], error) {
+	id, err := t.withOut(func(slot uintptr) error {
+		return t.cmListing("rdma_create_id", t.CM.CreateID, ch.addr, slot, context, uintptr(ps))
+	})
+	return PtrAt[CMID](id), err
+}
+
+// IDContext returns the verbs context of an id's device; NULL until the id
+// is bound to one.
+func IDContext(id Ptr[CMID]) Ptr[Context] { return id.Get().Verbs }
+
+// IDQP returns the QP that CreateQP made for id.
+func IDQP(id Ptr[CMID]) Ptr[QP] { return id.Get().QP }
+
 // DestroyID destroys an id; its QP must be gone and its events acked.
-func (t *Table) DestroyID(id uintptr) error {
-	return t.cm("rdma_destroy_id", t.CM.DestroyID, id, 0, 0, 0)
+func (t *Table) DestroyID(id Ptr[CMID]) error {
+	return t.cm("rdma_destroy_id", t.CM.DestroyID, id.addr, 0, 0, 0)
 }
 
 // SetOption calls rdma_set_option with an option value in C memory.
-func (t *Table) SetOption(id uintptr, level, name int, val, n uintptr) error {
-	r, errno := ffi.CallE(t.CM.SetOption, id, uintptr(level), uintptr(name), val, n, 0)
+func (t *Table) SetOption(id Ptr[CMID], level, name int, val, n uintptr) error {
+	r, errno := ffi.CallE(t.CM.SetOption, id.addr, uintptr(level), uintptr(name), val, n, 0)
 	return errnoIfMinus1("rdma_set_option", int32(r) != 0, errno)
 }
 
-// BindAddr binds id to the sockaddr at sa (C memory).
-func (t *Table) BindAddr(id, sa uintptr) error {
-	return t.cmListing("rdma_bind_addr", t.CM.BindAddr, id, sa, 0, 0)
+// BindAddr binds id to the sockaddr at sa.
+func (t *Table) BindAddr(id Ptr[CMID], sa Ptr[Sockaddr]) error {
+	return t.cmListing("rdma_bind_addr", t.CM.BindAddr, id.addr, sa.addr, 0, 0)
 }
 
 // Listen starts listening on a bound id.
-func (t *Table) Listen(id uintptr, backlog int) error {
-	return t.cmListing("rdma_listen", t.CM.Listen, id, uintptr(backlog), 0, 0)
+func (t *Table) Listen(id Ptr[CMID], backlog int) error {
+	return t.cmListing("rdma_listen", t.CM.Listen, id.addr, uintptr(backlog), 0, 0)
 }
 
 // Accept accepts a connection request on id with the parameters at param.
-func (t *Table) Accept(id, param uintptr) error {
-	return t.cm("rdma_accept", t.CM.Accept, id, param, 0, 0)
+func (t *Table) Accept(id Ptr[CMID], param Ptr[ConnParam]) error {
+	return t.cm("rdma_accept", t.CM.Accept, id.addr, param.addr, 0, 0)
 }
 
 // Reject rejects a connection request, without private data.
-func (t *Table) Reject(id uintptr) error {
-	return t.cm("rdma_reject", t.CM.Reject, id, 0, 0, 0)
+func (t *Table) Reject(id Ptr[CMID]) error {
+	return t.cm("rdma_reject", t.CM.Reject, id.addr, 0, 0, 0)
 }
 
-// ResolveAddr resolves dst (and optionally binds to src; 0 for any).
-func (t *Table) ResolveAddr(id, src, dst uintptr, timeoutMS int) error {
-	return t.cm("rdma_resolve_addr", t.CM.ResolveAddr, id, src, dst, uintptr(timeoutMS))
+// ResolveAddr resolves dst (and optionally binds to src; NULL for any).
+func (t *Table) ResolveAddr(id Ptr[CMID], src, dst Ptr[Sockaddr], timeoutMS int) error {
+	return t.cm("rdma_resolve_addr", t.CM.ResolveAddr, id.addr, src.addr, dst.addr, uintptr(timeoutMS))
 }
 
 // ResolveRoute resolves the route for an id whose address is resolved.
-func (t *Table) ResolveRoute(id uintptr, timeoutMS int) error {
-	return t.cm("rdma_resolve_route", t.CM.ResolveRoute, id, uintptr(timeoutMS), 0, 0)
+func (t *Table) ResolveRoute(id Ptr[CMID], timeoutMS int) error {
+	return t.cm("rdma_resolve_route", t.CM.ResolveRoute, id.addr, uintptr(timeoutMS), 0, 0)
 }
 
 // Connect starts connecting id with the parameters at param.
-func (t *Table) Connect(id, param uintptr) error {
-	return t.cm("rdma_connect", t.CM.Connect, id, param, 0, 0)
+func (t *Table) Connect(id Ptr[CMID], param Ptr[ConnParam]) error {
+	return t.cm("rdma_connect", t.CM.Connect, id.addr, param.addr, 0, 0)
 }
 
 // Disconnect disconnects id; both sides then get DISCONNECTED.
-func (t *Table) Disconnect(id uintptr) error {
-	return t.cm("rdma_disconnect", t.CM.Disconnect, id, 0, 0, 0)
+func (t *Table) Disconnect(id Ptr[CMID]) error {
+	return t.cm("rdma_disconnect", t.CM.Disconnect, id.addr, 0, 0, 0)
 }
 
 // CreateQP creates the id's QP on pd with the attributes at attr.
-func (t *Table) CreateQP(id, pd, attr uintptr) error {
-	return t.cm("rdma_create_qp", t.CM.CreateQP, id, pd, attr, 0)
+func (t *Table) CreateQP(id Ptr[CMID], pd Ptr[PD], attr Ptr[QPInitAttr]) error {
+	return t.cm("rdma_create_qp", t.CM.CreateQP, id.addr, pd.addr, attr.addr, 0)
 }
 
 // DestroyQP destroys the id's QP.
-func (t *Table) DestroyQP(id uintptr) { ffi.Call1(t.CM.DestroyQP, id) }
+func (t *Table) DestroyQP(id Ptr[CMID]) { ffi.Call1(t.CM.DestroyQP, id.addr) }
 
 // TakeCMEvent takes the next event from ch, copies it and acks it, in one
 // hand-off to the librdmacm thread (the ack there too, so that an event is
 // handled as soon as it is read). Without an event it fails with EAGAIN if ch's fd is
 // non-blocking, and blocks otherwise (blocking the librdmacm thread: keep
 // the fd non-blocking).
-func (t *Table) TakeCMEvent(ch uintptr) (CMEvent, error) {
+func (t *Table) TakeCMEvent(ch Ptr[EventChannel]) (CMEvent, error) {
 	var ev CMEvent
 	// withOut's result, the event's address, is gone with the ack.
 	_, err := t.withOut(func(slot uintptr) (err error) {
 		onCMThread(func() {
-			r, errno := ffi.CallE(t.CM.GetCMEvent, ch, slot, 0, 0, 0, 0)
+			r, errno := ffi.CallE(t.CM.GetCMEvent, ch.addr, slot, 0, 0, 0, 0)
 			if err = errnoIfMinus1("rdma_get_cm_event", int32(r) != 0, errno); err != nil {
 				return
 			}
@@ -135,29 +144,30 @@ func (t *Table) TakeCMEvent(ch uintptr) (CMEvent, error) {
 }
 
 // GetAddrInfo resolves node and service (either may be empty) with the hints
-// at hints (C memory, or 0). Free the result with FreeAddrInfo.
-func (t *Table) GetAddrInfo(node, service string, hints uintptr) (uintptr, error) {
+// at hints (or NULL). Free the result with FreeAddrInfo.
+func (t *Table) GetAddrInfo(node, service string, hints Ptr[AddrInfo]) (Ptr[AddrInfo], error) {
 	var cnode, cservice uintptr
 	var err error
 	if node != "" {
 		if cnode, err = t.CString(node); err != nil {
-			return 0, err
+			return Ptr[AddrInfo]{}, err
 		}
 		defer t.Free(cnode)
 	}
 	if service != "" {
 		if cservice, err = t.CString(service); err != nil {
-			return 0, err
+			return Ptr[AddrInfo]{}, err
 		}
 		defer t.Free(cservice)
 	}
-	return t.withOut(func(slot uintptr) error {
-		return t.cmListing("rdma_getaddrinfo", t.CM.GetAddrInfo, cnode, cservice, hints, slot)
+	ai, err := t.withOut(func(slot uintptr) error {
+		return t.cmListing("rdma_getaddrinfo", t.CM.GetAddrInfo, cnode, cservice, hints.addr, slot)
 	})
+	return PtrAt[AddrInfo](ai), err
 }
 
 // FreeAddrInfo frees a result of GetAddrInfo.
-func (t *Table) FreeAddrInfo(ai uintptr) { ffi.Call1(t.CM.FreeAddrInfo, ai) }
+func (t *Table) FreeAddrInfo(ai Ptr[AddrInfo]) { ffi.Call1(t.CM.FreeAddrInfo, ai.addr) }
 
 // EventStr names an rdma_cm event type.
 func (t *Table) EventStr(event uint32) string {
@@ -165,8 +175,8 @@ func (t *Table) EventStr(event uint32) string {
 }
 
 // MigrateID moves id to the event channel ch.
-func (t *Table) MigrateID(id, ch uintptr) error {
-	return t.cm("rdma_migrate_id", t.CM.MigrateID, id, ch, 0, 0)
+func (t *Table) MigrateID(id Ptr[CMID], ch Ptr[EventChannel]) error {
+	return t.cm("rdma_migrate_id", t.CM.MigrateID, id.addr, ch.addr, 0, 0)
 }
 
 // ReleaseDeadDevices makes librdmacm re-read the device list

@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"syscall"
-	"unsafe"
 
 	"github.com/seed54442f1a/rdmapool/internal/ffi"
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
@@ -28,14 +27,14 @@ func (t *Table) Free(p uintptr) {
 	}
 }
 
-// New returns a zeroed T in C memory and its address.
-func New[T any](t *Table) (*T, uintptr, error) {
-	var zero T
-	p, err := t.Calloc(unsafe.Sizeof(zero))
+// New returns a zeroed T in C memory, and a pointer to it for the C calls.
+// Free it with Release.
+func New[T any](t *Table) (*T, Ptr[T], error) {
+	p, err := Alloc[T](t, 1)
 	if err != nil {
-		return nil, 0, err
+		return nil, p, err
 	}
-	return unsafeptr.At[T](p, 0), p, nil
+	return p.Get(), p, nil
 }
 
 // CString copies s into C memory with a terminating NUL.
@@ -51,13 +50,13 @@ func (t *Table) CString(s string) (uintptr, error) {
 // withOut calls f with the address of a zeroed C pointer-sized slot (an out
 // parameter such as struct rdma_cm_id **) and returns what f left in it.
 func (t *Table) withOut(f func(slot uintptr) error) (uintptr, error) {
-	slot, err := t.Calloc(16)
+	slot, err := Alloc[uintptr](t, 1)
 	if err != nil {
 		return 0, err
 	}
-	defer t.Free(slot)
-	if err := f(slot); err != nil {
+	defer Release(t, slot)
+	if err := f(slot.addr); err != nil {
 		return 0, err
 	}
-	return unsafeptr.Load(slot, 0), nil
+	return *slot.Get(), nil
 }

@@ -27,6 +27,8 @@ const (
 	WCLocLenErr       = 1      // IBV_WC_LOC_LEN_ERR
 	WCWRFlushErr      = 5      // IBV_WC_WR_FLUSH_ERR
 	WCRetryExcErr     = 12     // IBV_WC_RETRY_EXC_ERR
+	WCRNRRetryExcErr  = 13     // IBV_WC_RNR_RETRY_EXC_ERR
+	WCRemAbortErr     = 16     // IBV_WC_REM_ABORT_ERR
 	WCWithImm         = 1 << 1 // IBV_WC_WITH_IMM (enum ibv_wc_flags)
 )
 

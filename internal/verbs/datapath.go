@@ -4,7 +4,6 @@ import (
 	"syscall"
 
 	"github.com/seed54442f1a/rdmapool/internal/ffi"
-	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 )
 
 // The four data-path verbs are static inline in verbs.h: they call through the
@@ -14,35 +13,40 @@ import (
 // so they are direct calls (ffi.Direct3): no runtime.cgocall, whose
 // scheduler bookkeeping cost most of a call, and most of a busy poll.
 
-// Ops returns the provider's ops table of the context that owns a CQ or QP
-// (both have the context as their first member).
-func Ops(cqOrQP uintptr) *ContextOps {
-	ctx := unsafeptr.Load(cqOrQP, 0)
-	return &unsafeptr.At[Context](ctx, 0).Ops
+// CQOps returns the provider's ops table of the context that owns a CQ.
+func CQOps(cq Ptr[CQ]) *ContextOps { return &cq.Get().Context.Get().Ops }
+
+// QPOps returns the provider's ops table of the context that owns a QP.
+func QPOps(qp Ptr[QP]) *ContextOps { return &qp.Get().Context.Get().Ops }
+
+// BadWR is C memory for the out parameter of ibv_post_send or
+// ibv_post_recv: where a failed post leaves the first request not posted.
+type BadWR struct {
+	WR uintptr // struct ibv_send_wr * or struct ibv_recv_wr *
 }
 
 // PostSend posts the chain of send work requests at wr on qp; on failure the
-// first request not posted is left at *badWR (badWR: a C pointer slot).
-func PostSend(ops *ContextOps, qp, wr, badWR uintptr) syscall.Errno {
-	return syscall.Errno(int32(ffi.Direct3(ops.PostSend, qp, wr, badWR)))
+// first request not posted is left in *badWR.
+func PostSend(ops *ContextOps, qp Ptr[QP], wr Ptr[SendWR], badWR Ptr[BadWR]) syscall.Errno {
+	return syscall.Errno(int32(ffi.Direct3(ops.PostSend, qp.addr, wr.addr, badWR.addr)))
 }
 
 // PostRecv posts the chain of receive work requests at wr on qp.
-func PostRecv(ops *ContextOps, qp, wr, badWR uintptr) syscall.Errno {
-	return syscall.Errno(int32(ffi.Direct3(ops.PostRecv, qp, wr, badWR)))
+func PostRecv(ops *ContextOps, qp Ptr[QP], wr Ptr[RecvWR], badWR Ptr[BadWR]) syscall.Errno {
+	return syscall.Errno(int32(ffi.Direct3(ops.PostRecv, qp.addr, wr.addr, badWR.addr)))
 }
 
 // PollCQ reads up to n completions into the WC array at wcs and returns how
 // many it read, or a negative value when the CQ is in error.
-func PollCQ(ops *ContextOps, cq uintptr, n int, wcs uintptr) int {
-	return int(int32(ffi.Direct3(ops.PollCQ, cq, uintptr(n), wcs)))
+func PollCQ(ops *ContextOps, cq Ptr[CQ], n int, wcs Ptr[WC]) int {
+	return int(int32(ffi.Direct3(ops.PollCQ, cq.addr, uintptr(n), wcs.addr)))
 }
 
 // ReqNotifyCQ arms cq to signal its completion channel on the next completion.
-func ReqNotifyCQ(ops *ContextOps, cq uintptr, solicitedOnly bool) syscall.Errno {
+func ReqNotifyCQ(ops *ContextOps, cq Ptr[CQ], solicitedOnly bool) syscall.Errno {
 	var s uintptr
 	if solicitedOnly {
 		s = 1
 	}
-	return syscall.Errno(int32(ffi.Direct2(ops.ReqNotifyCQ, cq, s)))
+	return syscall.Errno(int32(ffi.Direct2(ops.ReqNotifyCQ, cq.addr, s)))
 }

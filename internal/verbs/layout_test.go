@@ -82,6 +82,8 @@ var layoutMirrors = []layoutMirror{
 	{goType: reflect.TypeFor[QPCap](), cType: "struct ibv_qp_cap", kind: layoutFull},
 	{goType: reflect.TypeFor[QPInitAttr](), cType: "struct ibv_qp_init_attr", kind: layoutFull},
 	{goType: reflect.TypeFor[MR](), cType: "struct ibv_mr", kind: layoutFull},
+	{goType: reflect.TypeFor[PD](), cType: "struct ibv_pd", kind: layoutFull},
+	{goType: reflect.TypeFor[EventChannel](), cType: "struct rdma_event_channel", kind: layoutFull},
 	{goType: reflect.TypeFor[CompChannel](), cType: "struct ibv_comp_channel", kind: layoutFull},
 	{goType: reflect.TypeFor[CQ](), cType: "struct ibv_cq", kind: layoutPrefix},
 	{goType: reflect.TypeFor[QP](), cType: "struct ibv_qp", kind: layoutPrefix},
@@ -96,6 +98,7 @@ var layoutMirrors = []layoutMirror{
 	{goType: reflect.TypeFor[ConnParam](), cType: "struct rdma_conn_param", kind: layoutFull},
 	{goType: reflect.TypeFor[AddrInfo](), cType: "struct rdma_addrinfo", kind: layoutFull},
 	{goType: reflect.TypeFor[LinkMap](), cType: "struct link_map", kind: layoutPrefix},
+	{goType: reflect.TypeFor[Sockaddr](), cType: "struct sockaddr", kind: layoutFull},
 
 	// The sockaddrs rdmapool reads out of CMID.SrcAddr/DstAddr and passes
 	// to rdma_getaddrinfo, as golang.org/x/sys/unix declares them.

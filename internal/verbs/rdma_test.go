@@ -59,17 +59,21 @@ func TestListDevices(t *testing.T) {
 type side struct {
 	t       *testing.T
 	tb      *verbs.Table
-	ch      uintptr // rdma_cm event channel
-	id      uintptr
-	pd, cc  uintptr
-	cq      uintptr
+	ch      verbs.Ptr[verbs.EventChannel]
+	id      verbs.Ptr[verbs.CMID]
+	pd      verbs.Ptr[verbs.PD]
+	cc      verbs.Ptr[verbs.CompChannel]
+	cq      verbs.Ptr[verbs.CQ]
 	ops     *verbs.ContextOps
 	buf     []byte // mmap'd, registered
 	mr      *verbs.MR
-	mrAddr  uintptr
-	wcs     uintptr // C array of 16 WCs
-	scratch uintptr // C memory for work requests: send WR, recv WR, SGE, bad-WR slot
-	qp      uintptr
+	mrPtr   verbs.Ptr[verbs.MR]
+	wcs     verbs.Ptr[verbs.WC] // C array of 16 WCs
+	sendWR  verbs.Ptr[verbs.SendWR]
+	recvWR  verbs.Ptr[verbs.RecvWR]
+	sge     verbs.Ptr[verbs.SGE]
+	badWR   verbs.Ptr[verbs.BadWR]
+	qp      verbs.Ptr[verbs.QP]
 	closers []func()
 }
 
@@ -92,7 +96,7 @@ func (s *side) must(err error) {
 
 // waitEvent waits for the next rdma_cm event on s.ch, requires its type and
 // returns the id it is for (for CONNECT_REQUEST: the new id).
-func (s *side) waitEvent(want uint32) uintptr {
+func (s *side) waitEvent(want uint32) verbs.Ptr[verbs.CMID] {
 	s.t.Helper()
 	fd := verbs.EventChannelFD(s.ch)
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -120,10 +124,10 @@ func (s *side) waitEvent(want uint32) uintptr {
 
 // setup creates PD, completion channel, CQ, QP and a registered buffer on id,
 // of size bytes on id.
-func (s *side) setup(id uintptr, size int) {
+func (s *side) setup(id verbs.Ptr[verbs.CMID], size int) {
 	s.t.Helper()
 	tb := s.tb
-	ctx := unsafeptr.At[verbs.CMID](id, 0).Verbs
+	ctx := verbs.IDContext(id)
 	var err error
 	s.pd, err = tb.AllocPD(ctx)
 	s.must(err)
@@ -134,56 +138,60 @@ func (s *side) setup(id uintptr, size int) {
 	s.cq, err = tb.CreateCQ(ctx, 64, 0, s.cc, 0)
 	s.must(err)
 	s.defer_(func() { s.must(tb.DestroyCQ(s.cq)) })
-	s.ops = verbs.Ops(s.cq)
+	s.ops = verbs.CQOps(s.cq)
 
 	attr, ap, err := verbs.New[verbs.QPInitAttr](tb)
 	s.must(err)
-	defer tb.Free(ap)
+	defer verbs.Release(tb, ap)
 	attr.SendCQ, attr.RecvCQ = s.cq, s.cq
 	attr.Cap = verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}
 	attr.QPType = verbs.QPTypeRC
 	attr.SQSigAll = 1
 	s.must(tb.CreateQP(id, s.pd, ap))
 	s.defer_(func() { tb.DestroyQP(id) })
-	s.qp = unsafeptr.At[verbs.CMID](id, 0).QP
+	s.qp = verbs.IDQP(id)
 
 	s.buf, err = unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	s.must(err)
 	s.defer_(func() { unix.Munmap(s.buf) })
-	s.mrAddr, err = tb.RegMR(s.pd, unsafeptr.Addr(s.buf), uintptr(size), verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
+	s.mrPtr, err = tb.RegMR(s.pd, unsafeptr.Addr(s.buf), uintptr(size), verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	s.must(err)
-	s.defer_(func() { s.must(tb.DeregMR(s.mrAddr)) })
-	s.mr = unsafeptr.At[verbs.MR](s.mrAddr, 0)
+	s.defer_(func() { s.must(tb.DeregMR(s.mrPtr)) })
+	s.mr = s.mrPtr.Get()
 
-	s.wcs, err = tb.Calloc(16 * 48)
+	s.wcs, err = verbs.Alloc[verbs.WC](tb, 16)
 	s.must(err)
-	s.defer_(func() { tb.Free(s.wcs) })
-	s.scratch, err = tb.Calloc(512)
+	s.defer_(func() { verbs.Release(tb, s.wcs) })
+	s.sendWR, err = verbs.Alloc[verbs.SendWR](tb, 1)
 	s.must(err)
-	s.defer_(func() { tb.Free(s.scratch) })
+	s.defer_(func() { verbs.Release(tb, s.sendWR) })
+	s.recvWR, err = verbs.Alloc[verbs.RecvWR](tb, 1)
+	s.must(err)
+	s.defer_(func() { verbs.Release(tb, s.recvWR) })
+	s.sge, err = verbs.Alloc[verbs.SGE](tb, 1)
+	s.must(err)
+	s.defer_(func() { verbs.Release(tb, s.sge) })
+	s.badWR, err = verbs.Alloc[verbs.BadWR](tb, 1)
+	s.must(err)
+	s.defer_(func() { verbs.Release(tb, s.badWR) })
 }
 
-// Scratch layout: send WR at 0 (128 B), recv WR at 128 (32 B), SGE at 160
-// (16 B), bad-WR slot at 176.
+// postRecv posts one receive WR, with one SGE, for n bytes at off.
 func (s *side) postRecv(off, n int) {
 	s.t.Helper()
-	sge := unsafeptr.At[verbs.SGE](s.scratch, 160)
-	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(s.buf) + uintptr(off)), Length: uint32(n), LKey: s.mr.LKey}
-	wr := unsafeptr.At[verbs.RecvWR](s.scratch, 128)
-	*wr = verbs.RecvWR{WRID: uint64(off), SGList: s.scratch + 160, NumSGE: 1}
-	if errno := verbs.PostRecv(s.ops, s.qp, s.scratch+128, s.scratch+176); errno != 0 {
+	*s.sge.Get() = verbs.SGE{Addr: uint64(unsafeptr.Addr(s.buf) + uintptr(off)), Length: uint32(n), LKey: s.mr.LKey}
+	*s.recvWR.Get() = verbs.RecvWR{WRID: uint64(off), SGList: s.sge, NumSGE: 1}
+	if errno := verbs.PostRecv(s.ops, s.qp, s.recvWR, s.badWR); errno != 0 {
 		s.t.Fatalf("post_recv: %v", errno)
 	}
 }
 
 func (s *side) postSend(opcode uint32, off, n int, imm uint32, raddr uint64, rkey uint32) {
 	s.t.Helper()
-	sge := unsafeptr.At[verbs.SGE](s.scratch, 160)
-	*sge = verbs.SGE{Addr: uint64(unsafeptr.Addr(s.buf) + uintptr(off)), Length: uint32(n), LKey: s.mr.LKey}
-	wr := unsafeptr.At[verbs.SendWR](s.scratch, 0)
-	*wr = verbs.SendWR{WRID: 1000 + uint64(off), SGList: s.scratch + 160, NumSGE: 1, Opcode: opcode,
+	*s.sge.Get() = verbs.SGE{Addr: uint64(unsafeptr.Addr(s.buf) + uintptr(off)), Length: uint32(n), LKey: s.mr.LKey}
+	*s.sendWR.Get() = verbs.SendWR{WRID: 1000 + uint64(off), SGList: s.sge, NumSGE: 1, Opcode: opcode,
 		SendFlags: verbs.SendSignaled, ImmData: htonl(imm), RemoteAddr: raddr, RKey: rkey}
-	if errno := verbs.PostSend(s.ops, s.qp, s.scratch, s.scratch+176); errno != 0 {
+	if errno := verbs.PostSend(s.ops, s.qp, s.sendWR, s.badWR); errno != 0 {
 		s.t.Fatalf("post_send: %v", errno)
 	}
 }
@@ -198,7 +206,7 @@ func (s *side) poll(wantOpcode uint32) verbs.WC {
 			s.t.Fatalf("poll_cq: %d", n)
 		}
 		if n == 1 {
-			wc := *unsafeptr.At[verbs.WC](s.wcs, 0)
+			wc := *s.wcs.Get()
 			if wc.Status != verbs.WCSuccess {
 				s.t.Fatalf("completion error: %s (status %d, opcode %d)", s.tb.WCStatusStr(wc.Status), wc.Status, wc.Opcode)
 			}
@@ -217,14 +225,14 @@ func (s *side) poll(wantOpcode uint32) verbs.WC {
 // and acks the event.
 func (s *side) waitCQEvent() {
 	s.t.Helper()
-	pfd := []unix.PollFd{{Fd: unsafeptr.At[verbs.CompChannel](s.cc, 0).FD, Events: unix.POLLIN}}
+	pfd := []unix.PollFd{{Fd: int32(verbs.CompChannelFD(s.cc)), Events: unix.POLLIN}}
 	if n, err := unix.Poll(pfd, int(eventTimeout/time.Millisecond)); n != 1 || err != nil {
 		s.t.Fatalf("completion channel did not fire within %v: %d, %v", eventTimeout, n, err)
 	}
 	cq, err := s.tb.GetCQEvent(s.cc)
 	s.must(err)
 	if cq != s.cq {
-		s.t.Fatalf("ibv_get_cq_event returned CQ %#x, want %#x", cq, s.cq)
+		s.t.Fatalf("ibv_get_cq_event returned CQ %#x, want %#x", cq.Addr(), s.cq.Addr())
 	}
 	s.tb.AckCQEvents(cq, 1)
 }
@@ -277,7 +285,7 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 		sa, err := tb.Sockaddr(netip.AddrPortFrom(addr, 0))
 		srv.must(err)
 		srv.must(tb.BindAddr(srv.id, sa))
-		tb.Free(sa)
+		verbs.Release(tb, sa)
 		srv.must(tb.Listen(srv.id, 4))
 		local, _ := verbs.CMIDAddrs(srv.id)
 		if local.Addr() != addr || local.Port() == 0 {
@@ -294,8 +302,8 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 		cli.defer_(func() { cli.must(tb.DestroyID(cli.id)) })
 		dst, err := tb.Sockaddr(local)
 		cli.must(err)
-		cli.must(tb.ResolveAddr(cli.id, 0, dst, 5000))
-		tb.Free(dst)
+		cli.must(tb.ResolveAddr(cli.id, verbs.Ptr[verbs.Sockaddr]{}, dst, 5000))
+		verbs.Release(tb, dst)
 		cli.waitEvent(verbs.EventAddrResolved)
 		cli.must(tb.ResolveRoute(cli.id, 5000))
 		cli.waitEvent(verbs.EventRouteResolved)
@@ -303,7 +311,7 @@ func TestConnectSendWriteWithImm(t *testing.T) {
 		cli.postRecv(0, writeLen) // for the server's WRITE_WITH_IMM (no data lands in it)
 		param, pp, err := verbs.New[verbs.ConnParam](tb)
 		cli.must(err)
-		defer tb.Free(pp)
+		defer verbs.Release(tb, pp)
 		*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 		cli.must(tb.Connect(cli.id, pp))
 

@@ -13,43 +13,44 @@ import (
 )
 
 // Sockaddr writes ap as a struct sockaddr_in or sockaddr_in6 into C memory.
-// Free it with t.Free.
-func (t *Table) Sockaddr(ap netip.AddrPort) (uintptr, error) {
+// Free it with Release.
+func (t *Table) Sockaddr(ap netip.AddrPort) (Ptr[Sockaddr], error) {
 	a := ap.Addr()
 	if a.Is4() || a.Is4In6() {
 		sa, p, err := New[unix.RawSockaddrInet4](t)
 		if err != nil {
-			return 0, err
+			return Ptr[Sockaddr]{}, err
 		}
 		sa.Family = unix.AF_INET
 		sa.Addr = a.Unmap().As4()
-		binary.BigEndian.PutUint16(unsafeptr.Bytes(p, 4)[2:], ap.Port())
-		return p, nil
+		binary.BigEndian.PutUint16(unsafeptr.Bytes(p.addr, 4)[2:], ap.Port())
+		return PtrAt[Sockaddr](p.addr), nil
 	}
 	if !a.Is6() {
-		return 0, fmt.Errorf("invalid address %v", ap)
+		return Ptr[Sockaddr]{}, fmt.Errorf("invalid address %v", ap)
 	}
 	scope, err := scopeID(a.Zone())
 	if err != nil {
-		return 0, fmt.Errorf("address %v: %w", ap, err)
+		return Ptr[Sockaddr]{}, fmt.Errorf("address %v: %w", ap, err)
 	}
 	sa, p, err := New[unix.RawSockaddrInet6](t)
 	if err != nil {
-		return 0, err
+		return Ptr[Sockaddr]{}, err
 	}
 	sa.Family = unix.AF_INET6
 	sa.Addr = a.As16()
 	sa.Scope_id = scope
-	binary.BigEndian.PutUint16(unsafeptr.Bytes(p, 4)[2:], ap.Port())
-	return p, nil
+	binary.BigEndian.PutUint16(unsafeptr.Bytes(p.addr, 4)[2:], ap.Port())
+	return PtrAt[Sockaddr](p.addr), nil
 }
 
 // AddrPortOf reads a struct sockaddr_in or sockaddr_in6 from C memory; other
 // families give the zero AddrPort.
-func AddrPortOf(sa uintptr) netip.AddrPort {
-	if sa == 0 {
+func AddrPortOf(p Ptr[Sockaddr]) netip.AddrPort {
+	if p.IsNil() {
 		return netip.AddrPort{}
 	}
+	sa := p.addr
 	b := unsafeptr.Bytes(sa, 4)
 	port := binary.BigEndian.Uint16(b[2:])
 	switch *unsafeptr.At[uint16](sa, 0) {
@@ -67,8 +68,8 @@ func AddrPortOf(sa uintptr) netip.AddrPort {
 }
 
 // CMIDAddrs returns the local and the remote address of an rdma_cm id.
-func CMIDAddrs(id uintptr) (local, remote netip.AddrPort) {
-	return AddrPortOf(id + offsetSrcAddr), AddrPortOf(id + offsetDstAddr)
+func CMIDAddrs(id Ptr[CMID]) (local, remote netip.AddrPort) {
+	return AddrPortOf(PtrAt[Sockaddr](id.addr + offsetSrcAddr)), AddrPortOf(PtrAt[Sockaddr](id.addr + offsetDstAddr))
 }
 
 // scopeID is the sin6_scope_id of an IPv6 zone: an interface's name or

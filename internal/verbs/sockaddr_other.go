@@ -9,12 +9,12 @@ import (
 )
 
 // Sockaddr fails off Linux, whose struct sockaddr layouts rdma_cm takes.
-func (t *Table) Sockaddr(ap netip.AddrPort) (uintptr, error) {
-	return 0, errors.New("verbs: sockaddrs are only built for Linux; this is " + runtime.GOOS)
+func (t *Table) Sockaddr(ap netip.AddrPort) (Ptr[Sockaddr], error) {
+	return Ptr[Sockaddr]{}, errors.New("verbs: sockaddrs are only built for Linux; this is " + runtime.GOOS)
 }
 
 // AddrPortOf gives the zero AddrPort off Linux.
-func AddrPortOf(sa uintptr) netip.AddrPort { return netip.AddrPort{} }
+func AddrPortOf(sa Ptr[Sockaddr]) netip.AddrPort { return netip.AddrPort{} }
 
 // CMIDAddrs gives zero AddrPorts off Linux.
-func CMIDAddrs(id uintptr) (local, remote netip.AddrPort) { return }
+func CMIDAddrs(id Ptr[CMID]) (local, remote netip.AddrPort) { return }

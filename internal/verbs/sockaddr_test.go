@@ -27,7 +27,7 @@ func TestSockaddrZone(t *testing.T) {
 			t.Fatalf("%s: %v", in, err)
 		}
 		got := verbs.AddrPortOf(p)
-		tb.Free(p)
+		verbs.Release(tb, p)
 		if got.Addr().Zone() != want || got.Port() != 7 {
 			t.Errorf("%s came back as %v, want zone %s and port 7", in, got, want)
 		}

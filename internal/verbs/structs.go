@@ -28,25 +28,25 @@ type SGE struct {
 // named.
 type SendWR struct {
 	_          structs.HostLayout
-	WRID       uint64  `c:"wr_id"`
-	Next       uintptr `c:"next"`
-	SGList     uintptr `c:"sg_list"`
-	NumSGE     int32   `c:"num_sge"`
-	Opcode     uint32  `c:"opcode"`
-	SendFlags  uint32  `c:"send_flags"`
-	ImmData    uint32  `c:"imm_data"` // network byte order, as in C
-	RemoteAddr uint64  `c:"wr.rdma.remote_addr"`
-	RKey       uint32  `c:"wr.rdma.rkey"`
+	WRID       uint64      `c:"wr_id"`
+	Next       Ptr[SendWR] `c:"next"`
+	SGList     Ptr[SGE]    `c:"sg_list"`
+	NumSGE     int32       `c:"num_sge"`
+	Opcode     uint32      `c:"opcode"`
+	SendFlags  uint32      `c:"send_flags"`
+	ImmData    uint32      `c:"imm_data"` // network byte order, as in C
+	RemoteAddr uint64      `c:"wr.rdma.remote_addr"`
+	RKey       uint32      `c:"wr.rdma.rkey"`
 	_          [76]byte
 }
 
 // RecvWR mirrors struct ibv_recv_wr.
 type RecvWR struct {
 	_      structs.HostLayout
-	WRID   uint64  `c:"wr_id"`
-	Next   uintptr `c:"next"`
-	SGList uintptr `c:"sg_list"`
-	NumSGE int32   `c:"num_sge"`
+	WRID   uint64      `c:"wr_id"`
+	Next   Ptr[RecvWR] `c:"next"`
+	SGList Ptr[SGE]    `c:"sg_list"`
+	NumSGE int32       `c:"num_sge"`
 	_      [4]byte
 }
 
@@ -83,8 +83,8 @@ type QPCap struct {
 type QPInitAttr struct {
 	_         structs.HostLayout
 	QPContext uintptr `c:"qp_context"`
-	SendCQ    uintptr `c:"send_cq"`
-	RecvCQ    uintptr `c:"recv_cq"`
+	SendCQ    Ptr[CQ] `c:"send_cq"`
+	RecvCQ    Ptr[CQ] `c:"recv_cq"`
 	SRQ       uintptr `c:"srq"`
 	Cap       QPCap   `c:"cap"`
 	QPType    uint32  `c:"qp_type"`
@@ -95,47 +95,61 @@ type QPInitAttr struct {
 // MR mirrors struct ibv_mr.
 type MR struct {
 	_       structs.HostLayout
-	Context uintptr `c:"context"`
-	PD      uintptr `c:"pd"`
-	Addr    uintptr `c:"addr"`
-	Length  uint64  `c:"length"`
-	Handle  uint32  `c:"handle"`
-	LKey    uint32  `c:"lkey"`
-	RKey    uint32  `c:"rkey"`
+	Context Ptr[Context] `c:"context"`
+	PD      Ptr[PD]      `c:"pd"`
+	Addr    uintptr      `c:"addr"`
+	Length  uint64       `c:"length"`
+	Handle  uint32       `c:"handle"`
+	LKey    uint32       `c:"lkey"`
+	RKey    uint32       `c:"rkey"`
 	_       [4]byte
+}
+
+// PD mirrors struct ibv_pd.
+type PD struct {
+	_       structs.HostLayout
+	Context Ptr[Context] `c:"context"`
+	Handle  uint32       `c:"handle"`
+	_       [4]byte
+}
+
+// EventChannel mirrors struct rdma_event_channel.
+type EventChannel struct {
+	_  structs.HostLayout
+	FD int32 `c:"fd"`
 }
 
 // CompChannel mirrors struct ibv_comp_channel.
 type CompChannel struct {
 	_       structs.HostLayout
-	Context uintptr `c:"context"`
-	FD      int32   `c:"fd"`
-	RefCnt  int32   `c:"refcnt"`
+	Context Ptr[Context] `c:"context"`
+	FD      int32        `c:"fd"`
+	RefCnt  int32        `c:"refcnt"`
 }
 
 // CQ mirrors the leading members of struct ibv_cq (prefix).
 type CQ struct {
 	_         structs.HostLayout
-	Context   uintptr `c:"context"`
-	Channel   uintptr `c:"channel"`
-	CQContext uintptr `c:"cq_context"`
-	Handle    uint32  `c:"handle"`
-	CQE       int32   `c:"cqe"`
+	Context   Ptr[Context]     `c:"context"`
+	Channel   Ptr[CompChannel] `c:"channel"`
+	CQContext uintptr          `c:"cq_context"`
+	Handle    uint32           `c:"handle"`
+	CQE       int32            `c:"cqe"`
 }
 
 // QP mirrors the leading members of struct ibv_qp (prefix).
 type QP struct {
 	_         structs.HostLayout
-	Context   uintptr `c:"context"`
-	QPContext uintptr `c:"qp_context"`
-	PD        uintptr `c:"pd"`
-	SendCQ    uintptr `c:"send_cq"`
-	RecvCQ    uintptr `c:"recv_cq"`
-	SRQ       uintptr `c:"srq"`
-	Handle    uint32  `c:"handle"`
-	QPNum     uint32  `c:"qp_num"`
-	State     uint32  `c:"state"`
-	QPType    uint32  `c:"qp_type"`
+	Context   Ptr[Context] `c:"context"`
+	QPContext uintptr      `c:"qp_context"`
+	PD        Ptr[PD]      `c:"pd"`
+	SendCQ    Ptr[CQ]      `c:"send_cq"`
+	RecvCQ    Ptr[CQ]      `c:"recv_cq"`
+	SRQ       uintptr      `c:"srq"`
+	Handle    uint32       `c:"handle"`
+	QPNum     uint32       `c:"qp_num"`
+	State     uint32       `c:"state"`
+	QPType    uint32       `c:"qp_type"`
 }
 
 // ContextOps mirrors struct ibv_context_ops, the provider's function table
@@ -155,11 +169,11 @@ type ContextOps struct {
 // Context mirrors the leading members of struct ibv_context (prefix).
 type Context struct {
 	_              structs.HostLayout
-	Device         uintptr    `c:"device"`
-	Ops            ContextOps `c:"ops"`
-	CmdFD          int32      `c:"cmd_fd"`
-	AsyncFD        int32      `c:"async_fd"`
-	NumCompVectors int32      `c:"num_comp_vectors"`
+	Device         Ptr[Device] `c:"device"`
+	Ops            ContextOps  `c:"ops"`
+	CmdFD          int32       `c:"cmd_fd"`
+	AsyncFD        int32       `c:"async_fd"`
+	NumCompVectors int32       `c:"num_comp_vectors"`
 }
 
 // Device mirrors struct ibv_device.
@@ -257,24 +271,24 @@ type GID struct {
 // CMID mirrors struct rdma_cm_id.
 type CMID struct {
 	_             structs.HostLayout
-	Verbs         uintptr   `c:"verbs"`
-	Channel       uintptr   `c:"channel"`
-	Context       uintptr   `c:"context"`
-	QP            uintptr   `c:"qp"`
-	SrcAddr       [128]byte `c:"route.addr.src_storage"` // a sockaddr of any family
-	DstAddr       [128]byte `c:"route.addr.dst_storage"`
-	_             [56]byte  // route.addr.addr (ib addresses), path_rec, num_paths
-	PS            uint32    `c:"ps"`
-	PortNum       uint8     `c:"port_num"`
+	Verbs         Ptr[Context]      `c:"verbs"`
+	Channel       Ptr[EventChannel] `c:"channel"`
+	Context       uintptr           `c:"context"`
+	QP            Ptr[QP]           `c:"qp"`
+	SrcAddr       [128]byte         `c:"route.addr.src_storage"` // a sockaddr of any family
+	DstAddr       [128]byte         `c:"route.addr.dst_storage"`
+	_             [56]byte          // route.addr.addr (ib addresses), path_rec, num_paths
+	PS            uint32            `c:"ps"`
+	PortNum       uint8             `c:"port_num"`
 	_             [3]byte
-	Event         uintptr `c:"event"`
-	SendCQChannel uintptr `c:"send_cq_channel"`
-	SendCQ        uintptr `c:"send_cq"`
-	RecvCQChannel uintptr `c:"recv_cq_channel"`
-	RecvCQ        uintptr `c:"recv_cq"`
-	SRQ           uintptr `c:"srq"`
-	PD            uintptr `c:"pd"`
-	QPType        uint32  `c:"qp_type"`
+	Event         uintptr          `c:"event"`
+	SendCQChannel Ptr[CompChannel] `c:"send_cq_channel"`
+	SendCQ        Ptr[CQ]          `c:"send_cq"`
+	RecvCQChannel Ptr[CompChannel] `c:"recv_cq_channel"`
+	RecvCQ        Ptr[CQ]          `c:"recv_cq"`
+	SRQ           uintptr          `c:"srq"`
+	PD            Ptr[PD]          `c:"pd"`
+	QPType        uint32           `c:"qp_type"`
 	_             [4]byte
 }
 
@@ -282,12 +296,12 @@ type CMID struct {
 // union is named.
 type CMEvent struct {
 	_                  structs.HostLayout
-	ID                 uintptr `c:"id"`
-	ListenID           uintptr `c:"listen_id"`
-	Event              uint32  `c:"event"`
-	Status             int32   `c:"status"`
-	ConnPrivateData    uintptr `c:"param.conn.private_data"`
-	ConnPrivateDataLen uint8   `c:"param.conn.private_data_len"`
+	ID                 Ptr[CMID] `c:"id"`
+	ListenID           Ptr[CMID] `c:"listen_id"`
+	Event              uint32    `c:"event"`
+	Status             int32     `c:"status"`
+	ConnPrivateData    uintptr   `c:"param.conn.private_data"`
+	ConnPrivateDataLen uint8     `c:"param.conn.private_data_len"`
 	_                  [47]byte
 }
 
@@ -310,21 +324,30 @@ type ConnParam struct {
 // AddrInfo mirrors struct rdma_addrinfo.
 type AddrInfo struct {
 	_            structs.HostLayout
-	Flags        int32   `c:"ai_flags"`
-	Family       int32   `c:"ai_family"`
-	QPType       int32   `c:"ai_qp_type"`
-	PortSpace    int32   `c:"ai_port_space"`
-	SrcLen       uint32  `c:"ai_src_len"`
-	DstLen       uint32  `c:"ai_dst_len"`
-	SrcAddr      uintptr `c:"ai_src_addr"`
-	DstAddr      uintptr `c:"ai_dst_addr"`
-	SrcCanonname uintptr `c:"ai_src_canonname"`
-	DstCanonname uintptr `c:"ai_dst_canonname"`
-	RouteLen     uint64  `c:"ai_route_len"`
-	Route        uintptr `c:"ai_route"`
-	ConnectLen   uint64  `c:"ai_connect_len"`
-	Connect      uintptr `c:"ai_connect"`
-	Next         uintptr `c:"ai_next"`
+	Flags        int32         `c:"ai_flags"`
+	Family       int32         `c:"ai_family"`
+	QPType       int32         `c:"ai_qp_type"`
+	PortSpace    int32         `c:"ai_port_space"`
+	SrcLen       uint32        `c:"ai_src_len"`
+	DstLen       uint32        `c:"ai_dst_len"`
+	SrcAddr      uintptr       `c:"ai_src_addr"`
+	DstAddr      uintptr       `c:"ai_dst_addr"`
+	SrcCanonname uintptr       `c:"ai_src_canonname"`
+	DstCanonname uintptr       `c:"ai_dst_canonname"`
+	RouteLen     uint64        `c:"ai_route_len"`
+	Route        uintptr       `c:"ai_route"`
+	ConnectLen   uint64        `c:"ai_connect_len"`
+	Connect      uintptr       `c:"ai_connect"`
+	Next         Ptr[AddrInfo] `c:"ai_next"`
+}
+
+// Sockaddr mirrors struct sockaddr, the family that tells a sockaddr_in
+// from a sockaddr_in6 (unix.RawSockaddrInet4 and RawSockaddrInet6, which
+// the layout test checks too).
+type Sockaddr struct {
+	_      structs.HostLayout
+	Family uint16   `c:"sa_family"`
+	Data   [14]byte `c:"sa_data"`
 }
 
 // LinkMap mirrors the leading members of glibc's struct link_map (prefix), as

@@ -32,5 +32,5 @@ func PD(tb testing.TB) mr.PD {
 		t.DeallocPD(pd)
 		t.CloseDevice(ctx)
 	})
-	return mr.PD(pd)
+	return mr.NewPD(pd)
 }
