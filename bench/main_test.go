@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,17 +23,28 @@ const echoEnv = "RDMAPOOL_BENCH_ECHO"
 // connections (the child inherits it); unset, the default.
 const spinEnv = "RDMAPOOL_BENCH_SPINWAIT"
 
+// recvEnv, a byte count, sets qp.Options.RecvBufferSize for both ends of
+// the RDMA connections (the child inherits it); unset, the default.
+const recvEnv = "RDMAPOOL_BENCH_RECVBUF"
+
 // rdmaOptions are the options of both ends of an RDMA connection.
 func rdmaOptions() (*qp.Options, error) {
-	v := os.Getenv(spinEnv)
-	if v == "" {
-		return nil, nil
+	var opts qp.Options
+	if v := os.Getenv(spinEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", spinEnv, err)
+		}
+		opts.SpinWait = d
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spinEnv, err)
+	if v := os.Getenv(recvEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", recvEnv, err)
+		}
+		opts.RecvBufferSize = n
 	}
-	return &qp.Options{SpinWait: d}, nil
+	return &opts, nil
 }
 
 func TestMain(m *testing.M) {
@@ -89,6 +101,13 @@ func echoServer(mode string) int {
 // and returns its address; it stops when the benchmark ends.
 func startEcho(tb testing.TB, mode string) string {
 	tb.Helper()
+	addr, _ := startEchoProcess(tb, mode)
+	return addr
+}
+
+// startEchoProcess is startEcho that also returns the child's pid.
+func startEchoProcess(tb testing.TB, mode string) (addr string, pid int) {
+	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
@@ -115,5 +134,5 @@ func startEcho(tb testing.TB, mode string) string {
 	if err != nil {
 		tb.Fatalf("the %s echo server did not start: %v", mode, err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
