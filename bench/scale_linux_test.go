@@ -19,13 +19,13 @@ import (
 // benchmarks: small, so that a thousand connections fit the VM's memory.
 const scaleRecvBuffer = 64 << 10
 
-// BenchmarkIdleConns: one connection's 64-byte round trip while N other
+// BenchmarkScaleIdle: one connection's 64-byte round trip while N other
 // connections to the same echo process stay open and idle. Besides the
 // latency it reports the CPU time of both processes per round trip
 // (cpu-µs/op), and per idle connection the file descriptors (fds/conn) and
 // the pinned memory (pinned-KiB/conn, from VmPin) of this process. Costs
 // that grow with idle connections show as the rows part.
-func BenchmarkIdleConns(b *testing.B) {
+func BenchmarkScaleIdle(b *testing.B) {
 	for _, idle := range []int{0, 100, 400} {
 		b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
 			rdmatest.Require(b)
@@ -59,12 +59,12 @@ func BenchmarkIdleConns(b *testing.B) {
 	}
 }
 
-// BenchmarkDialSetup: a connection's setup as a client sees it, Dial to an
+// BenchmarkScaleSetup: a connection's setup as a client sees it, Dial to an
 // echo process through the first echoed byte, then Close; ms/op is the
 // figure to hold beside rping's or ucmatose's connect in the same boot.
 // buffer=default is a connection with the default options, buffer=64KiB
 // one with small receive buffers on both ends.
-func BenchmarkDialSetup(b *testing.B) {
+func BenchmarkScaleSetup(b *testing.B) {
 	for _, buf := range []struct {
 		name string
 		size int

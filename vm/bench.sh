@@ -92,6 +92,19 @@ done
 tag=
 echo "=== rdmapool tsc"
 ./bench.test -test.run '^\$' -test.bench 'Conn|Ring|PoolGetPut' -test.benchtime $benchtime -test.count $count -test.benchmem
+echo "=== rdmapool scale"
+./bench.test -test.run '^\$' -test.bench 'Scale' -test.benchtime 2000x -test.count 1
+echo "=== rping setup"
+# rping's own connection setup, ten serial connections (each a process
+# start, resolve, connect, one ping, disconnect): ms each, from uptime.
+rping -s -a 10.99.0.1 -C 1 -P >/dev/null 2>&1 &
+rp=\$!
+sleep 2
+t0=\$(cut -d' ' -f1 /proc/uptime)
+for i in 1 2 3 4 5 6 7 8 9 10; do rping -c -a 10.99.0.1 -C 1 >/dev/null 2>&1 || echo "rping failed"; done
+t1=\$(cut -d' ' -f1 /proc/uptime)
+kill \$rp 2>/dev/null
+echo "rping-setup \$(awk -v a=\$t0 -v b=\$t1 'BEGIN {printf "%.1f", (b - a) * 100}') ms/op"
 if clock hpet; then
 	perf ib_write_lat
 	perf ib_send_lat
@@ -146,6 +159,15 @@ if [ -z "$p99" ] || [ -z "$allocs" ]; then
 	echo "bench-rxe: missing suite results in $log" >&2
 	exit 1
 fi
+# Scaling: one connection beside idle ones, setup, and rping's setup.
+sc="rdmapool scale"
+idle() { field "$sc" "BenchmarkScaleIdle/idle=$1-[0-9]+" "$2" | med; }
+setup() { field "$sc" "BenchmarkScaleSetup/buffer=$1-[0-9]+" ms/op | med; }
+rpingms=$(section "rping setup" | awk '$1 == "rping-setup" {print $2}')
+scalerows=""
+for n in 0 100 400; do
+	scalerows+="| $n | $(idle $n p50-µs) µs | $(idle $n p99-µs) µs | $(idle $n cpu-µs/op) µs | $(idle $n fds/conn) | $(idle $n pinned-KiB/conn) |"$'\n'
+done
 # The same round trip and perftest on the HPET (empty when the VM had none).
 hwlat=$(typ "ib_write_lat hpet")
 hslat=$(typ "ib_send_lat hpet")
@@ -195,5 +217,16 @@ $rows
 | on the HPET clocksource, same boot: ib_write_lat / ib_send_lat typical | ${hwlat:-n/a} / ${hslat:-n/a} µs |
 | on the HPET: rdmapool round trip p50 | ${hp50:-n/a} µs |
 | on the HPET: p50 / (2 × ib_write_lat) | $hrw |
+
+One connection's 64-byte round trip while N others to the same echo process stay idle (64 KiB receive buffers on both ends; CPU of both processes per round trip; per idle connection, this process's file descriptors and pinned memory; \`bench.test -test.bench Scale\`):
+
+| idle connections | p50 | p99 | CPU per round trip | fds per connection | pinned KiB per connection |
+| --- | --- | --- | --- | --- | --- |
+$scalerows
+| connection setup (Dial, one echoed byte, Close) | ms |
+| --- | --- |
+| rdmapool, default buffers | $(setup default) |
+| rdmapool, 64 KiB buffers | $(setup 64KiB) |
+| rping, ten serial runs (each includes a process start) | ${rpingms:-n/a} |
 MD
 cat "$out/bench-rxe.md"
