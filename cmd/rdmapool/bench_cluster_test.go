@@ -1,80 +1,18 @@
 package main
 
 import (
-	"fmt"
 	"net"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
-// valkeyCluster starts three Debian valkey-servers in cluster mode, joins
-// them with valkey-cli --cluster create (three primaries, no replicas), and
-// returns their addresses once the cluster is up; they are killed when the
-// test ends.
+// valkeyCluster starts three Debian valkey-servers as a cluster of three
+// primaries without replicas and returns their addresses once it is up.
 func valkeyCluster(t *testing.T) []string {
 	t.Helper()
-	server, err := exec.LookPath("valkey-server")
-	testutil.Require(t, err == nil, "valkey-server is not installed (scripts/deps.sh test installs it from bookworm-backports)")
-	cli, err := exec.LookPath("valkey-cli")
-	testutil.Require(t, err == nil, "valkey-cli is not installed")
-	dir := t.TempDir()
-	var addrs []string
-	for i := range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		_, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(server, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
-			"--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		addrs = append(addrs, addr)
-	}
-	for _, a := range addrs {
-		for i := 0; ; i++ {
-			c, err := net.Dial("tcp", a)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if i > 200 {
-				t.Fatalf("valkey-server did not start on %s", a)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
-	}
-	_, port, _ := net.SplitHostPort(addrs[0])
-	deadline := time.Now().Add(60 * time.Second) // a loaded machine
-	for {
-		ok := true
-		for _, a := range addrs {
-			_, p, _ := net.SplitHostPort(a)
-			info, _ := exec.Command(cli, "-p", p, "CLUSTER", "INFO").Output()
-			ok = ok && strings.Contains(string(info), "cluster_state:ok")
-		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			info, _ := exec.Command(cli, "-p", port, "CLUSTER", "INFO").Output()
-			t.Fatalf("the cluster is not up: %s", info)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return addrs
+	return testutil.StartValkeyCluster(t, 3, 0).Addrs()
 }
 
 // TestBenchCluster: --cluster against a three-primary valkey-server

@@ -40,7 +40,7 @@ const NodeTimeout = 5 * time.Second
 
 // StartValkeyCluster starts masters*(1+replicas) valkey-server processes
 // in cluster mode, joins them with `valkey-cli --cluster create`, and waits
-// (30 s at most) until every node reports cluster_state:ok, agrees on the
+// (60 s at most) until every node reports cluster_state:ok, agrees on the
 // slots and every replica's link to its master is up. Without valkey-server
 // or valkey-cli the test fails in CI and skips otherwise.
 func StartValkeyCluster(tb testing.TB, masters, replicas int) *ValkeyCluster {
@@ -52,7 +52,7 @@ func StartValkeyCluster(tb testing.TB, masters, replicas int) *ValkeyCluster {
 	if out, err := c.CLI(60*time.Second, args...); err != nil {
 		tb.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
 	}
-	c.WaitHealthy(30 * time.Second)
+	c.WaitHealthy(60 * time.Second) // a loaded machine
 	return c
 }
 
