@@ -1,0 +1,188 @@
+package cq
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/netpass"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"golang.org/x/sys/unix"
+)
+
+// sleepLimit bounds each sleep: after it the reactor polls every CQ even
+// without an event. It is a safety net, not the mechanism: a completion whose
+// event never comes is found within this time instead of waiting for the
+// next event on any CQ. (It was added for multi-second stalls under
+// emulation that turned out to be a writer's torn view of its send queue,
+// fixed in package qp; none has been seen since.)
+const sleepLimit = 100 * time.Millisecond
+
+func (r *Reactor) run() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer r.shutdown()
+
+	events := make([]unix.EpollEvent, 64)
+	lastWork := time.Now()
+	lastPass := lastWork // when the reactor last parked in the netpoller
+	spins := 0
+	for {
+		if r.pending.Load() {
+			if stop := r.applyOps(); stop {
+				return
+			}
+		}
+		if n, _ := r.pollAll(); n > 0 {
+			lastWork, spins = time.Time{}, 0
+			if !r.passIfDue(&lastPass, time.Now()) {
+				yieldThread()
+			}
+			continue
+		}
+		if !r.opts.NoBusyPoll {
+			// Checking the clock costs more than a poll: do it every 64 spins.
+			if spins++; spins&63 != 0 {
+				continue
+			}
+			now := time.Now()
+			if r.passIfDue(&lastPass, now) {
+				continue
+			}
+			if lastWork.IsZero() {
+				lastWork = now
+			}
+			if now.Sub(lastWork) < r.opts.IdleSpin || r.hasUnnotifiable() {
+				continue
+			}
+		} else if r.hasUnnotifiable() {
+			// It cannot sleep: it polls on, yielding, and passes
+			// through the netpoller as when busy.
+			if !r.passIfDue(&lastPass, time.Now()) {
+				yieldThread()
+			}
+			continue
+		}
+		// Arm, then poll once more: a completion that arrived between the
+		// last poll and arming raised no event.
+		// A CQ whose owner was polling it is not known to be empty: do not
+		// sleep on it.
+		r.armAll()
+		if n, skipped := r.pollAll(); n > 0 || skipped {
+			lastWork, spins = time.Time{}, 0
+			if n > 0 {
+				yieldThread()
+			}
+			continue
+		}
+		r.wakeups.Add(1)
+		n := r.sleep(events)
+		if n == 0 {
+			r.timeouts.Add(1)
+		}
+		for _, ev := range events[:n] {
+			if ev.Fd == -1 {
+				var buf [8]byte
+				unix.Read(r.evfd, buf[:])
+				r.woken.Store(false) // after the read: see wake
+				continue
+			}
+			r.drainEvents(uint32(ev.Fd))
+		}
+		lastWork, lastPass, spins = time.Time{}, time.Now(), 0
+	}
+}
+
+// passIfDue lets the Go netpoller run (package internal/netpass) when
+// netpass.Every has passed since *lastPass, and reports whether it did: a
+// reactor that keeps finding completions, beside spinners on the other Ps,
+// would otherwise hold up every other network event in the process. It
+// yields instead if the pass cannot be made (no eventfd to be had).
+func (r *Reactor) passIfDue(lastPass *time.Time, now time.Time) bool {
+	if now.Sub(*lastPass) < netpass.Every {
+		return false
+	}
+	r.passes.Add(1)
+	runtime.UnlockOSThread()
+	if netpass.Pass() != nil {
+		runtime.Gosched()
+	}
+	runtime.LockOSThread()
+	*lastPass = time.Now()
+	return true
+}
+
+// pollAll polls each CQ once and dispatches what it found; it returns the
+// number of completions, and whether a CQ was skipped because its owner was
+// polling it.
+func (r *Reactor) pollAll() (total int, skipped bool) {
+	for i := 0; i < len(r.live); i++ {
+		s := r.live[i]
+		e := &r.entries[s]
+		armed := false
+		if in := e.inline; in != nil {
+			// As in armAll, armed is cleared before the look at
+			// polling. After an arm, the completions that came before
+			// it raise no event, and an owner polling now may take
+			// only some of them (one batch, then it returns): it ends
+			// polling before it looks at armed, sees false, and wakes
+			// the reactor, which polls the CQ then. When the reactor
+			// polls the CQ itself, below, the arm stands.
+			armed = in.armed.Swap(false)
+			if in.polling.Load() > 0 {
+				continue // the owner polls it (see Inline)
+			}
+		}
+		if e.lock != nil && !e.lock.TryLock() {
+			skipped = true
+			continue
+		}
+		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		if armed {
+			e.inline.armed.Store(true)
+		}
+		r.polls.Add(1)
+		if n < 0 {
+			h, lock := e.h, e.lock
+			r.removeSlot(s)
+			i--
+			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
+			if lock != nil {
+				lock.Unlock()
+			}
+			continue
+		}
+		if n == 0 {
+			r.empty.Add(1)
+		} else {
+			total += n
+			r.completions.Add(uint64(n))
+			r.dispatch(completions(r.wcs, n))
+		}
+		if e.lock != nil {
+			e.lock.Unlock()
+		}
+	}
+	return total, skipped
+}
+
+// dispatch hands each run of completions that name the same live
+// registration to its handler.
+func (r *Reactor) dispatch(wcs []Completion) {
+	for len(wcs) > 0 {
+		slot, gen := decode(wcs[0].wc.WRID)
+		n := 1
+		for n < len(wcs) {
+			if s, g := decode(wcs[n].wc.WRID); s != slot || g != gen {
+				break
+			}
+			n++
+		}
+		if int(slot) < len(r.entries) && r.entries[slot].live && r.entries[slot].gen == gen {
+			r.entries[slot].h.HandleCompletions(wcs[:n])
+		} else {
+			r.stale.Add(uint64(n))
+		}
+		wcs = wcs[n:]
+	}
+}
