@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/bytebufferpool"
 
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
+	"github.com/seed54442f1a/rdmapool/internal/singleton"
 )
 
 // TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
@@ -761,11 +762,7 @@ func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 // time). It starts with the first DialTCP and stops when the last TCPConn
 // is closed, so an idle process runs no event loop. The stop runs in Close,
 // never on an event loop, which Client.Stop waits for.
-var tcpEngine struct {
-	mu   sync.Mutex
-	cli  *gnet.Client
-	refs int // connections open or being dialled
-}
+var tcpEngine = singleton.Shared[*gnet.Client]{Stop: func(c *gnet.Client) { _ = c.Stop() }}
 
 // tcpEventLoops is how many event loops the client runs: one per P, up to
 // 4. A loop is a goroutine that does all the I/O of its connections, and
@@ -773,11 +770,10 @@ var tcpEngine struct {
 // only help a process whose TCP fallback is its hot path.
 func tcpEventLoops() int { return min(runtime.GOMAXPROCS(0), 4) }
 
+// acquireTCPEngine holds the gnet client, starting it if none runs; each
+// connection open or being dialled holds it once.
 func acquireTCPEngine() (*gnet.Client, error) {
-	e := &tcpEngine
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.cli == nil {
+	return tcpEngine.Acquire(func() (*gnet.Client, error) {
 		cli, err := gnet.NewClient(&tcpHandler{},
 			gnet.WithNumEventLoop(tcpEventLoops()),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
@@ -788,21 +784,11 @@ func acquireTCPEngine() (*gnet.Client, error) {
 		if err := cli.Start(); err != nil {
 			return nil, err
 		}
-		e.cli = cli
-	}
-	e.refs++
-	return e.cli, nil
+		return cli, nil
+	})
 }
 
-func releaseTCPEngine() {
-	e := &tcpEngine
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.refs--; e.refs == 0 {
-		_ = e.cli.Stop()
-		e.cli = nil
-	}
-}
+func releaseTCPEngine() { tcpEngine.Release() }
 
 // tcpLogger drops gnet's debug and info messages (a line on stdout each
 // time the client starts) and passes on the rest.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
@@ -712,9 +713,7 @@ func TestTCPEngineRestarts(t *testing.T) {
 		}
 		a.Close()
 		b.Close()
-		tcpEngine.mu.Lock()
-		running := tcpEngine.cli != nil
-		tcpEngine.mu.Unlock()
+		running := tcpEngine.Peek(func(*gnet.Client) {})
 		if running {
 			t.Fatal("the gnet client still runs with no connection")
 		}
