@@ -1,0 +1,91 @@
+package qp
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+const (
+	seqMask        = cq.LocalMask // a send WR's sequence number, in its wr_id
+	signalInterval = 128          // signal at least every so many send WRs
+	ctlReserve     = 64           // send-queue entries that only control SENDs may use
+)
+
+const (
+	opcodeWrite = verbs.WRRDMAWriteWithImm
+	opcodeSend  = verbs.WRSend
+)
+
+// sqFree is the free send-queue entries. A writer calls it without smu,
+// while a control SEND (a keepalive, from a timer) may post and its
+// completion may come at once. So sqPosted is advanced before a WR is
+// posted, and sqDone is loaded here first: then done <= posted. The other
+// way round, a writer could see the completion of a WR posted after its
+// look at sqPosted, compute a wrapped posted-done, and wait for a
+// completion that had already come: a stall until the next keepalive,
+// seen in the VM under 50 clients.
+func (c *Conn) sqFree() int {
+	done := c.sqDone.Load()
+	return sqDepth - max(int(int32(c.sqPosted.Load()-done)), 0)
+}
+
+// postLocked posts one send WR (smu held). It signals every signalInterval
+// WRs, every control SEND (its command slot is then known to be free), and
+// whenever half the queue is outstanding, so a full queue always has a
+// signaled WR in flight.
+func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
+	seq := c.sqPosted.Load()
+	signaled := opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
+	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
+	if err := c.res.postSend(c.reg.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+		c.sqPosted.Store(seq)
+		return err
+	}
+	return nil
+}
+
+// sendCmd sends a control message. With wait it waits for send-queue
+// space, unless the QP is down (errQPDown: then nothing will free any);
+// without (on the reactor goroutine) it fails when there is none.
+func (c *Conn) sendCmd(m cmd, wait bool) error {
+	for {
+		c.smu.Lock()
+		if c.closing.Load() {
+			c.smu.Unlock()
+			return c.endErr()
+		}
+		if wait && c.qpDown.Load() {
+			c.smu.Unlock()
+			return errQPDown
+		}
+		if c.sqFree() > 0 {
+			err := c.postCmdLocked(m)
+			c.smu.Unlock()
+			return err
+		}
+		c.smu.Unlock()
+		if !wait {
+			return errors.New("rdma: send queue full")
+		}
+		c.park(c.ctlNotify, nil)
+	}
+}
+
+// postCmdLocked posts control message m as a SEND, always signaled (smu
+// held, a free send-queue entry checked).
+func (c *Conn) postCmdLocked(m cmd) error {
+	slot := recvSlots + c.sqPosted.Load()%sendSlots
+	m.encode(c.res.cmdSlot(slot))
+	return c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+}
+
+func htonl(v uint32) uint32 {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+func ntohl(v uint32) uint32 { return htonl(v) }
