@@ -16,10 +16,10 @@ import (
 // idempotent. When a Lease or reservation is held,
 // its memory stays valid and the resources are freed at Release or Commit.
 func (c *Conn) Close() error {
-	c.userClosed.Store(true)
+	c.set(stUserClosed)
 	c.setErr(net.ErrClosed)
 	for {
-		if c.leaseHeld.Load() || c.reserveHeld.Load() {
+		if c.is(stLeaseHeld) || c.is(stReserveHeld) {
 			signal(c.heldNotify) // for another Close waiting on it
 			return nil
 		}
@@ -39,13 +39,14 @@ func (c *Conn) Close() error {
 func (c *Conn) fail(err error) { c.setErr(err) }
 
 func (c *Conn) setErr(err error) {
-	c.errOnce.Do(func() {
-		c.err = err
-		c.closing.Store(true)
-		close(c.done)
-		c.wakeAll()
-		go c.teardown()
-	})
+	if !c.set(stFailed) {
+		return
+	}
+	c.err = err
+	c.set(stClosing)
+	close(c.done)
+	c.wakeAll()
+	go c.teardown()
 }
 
 // onPeerClosed records a disconnect by the peer: writes fail; reads drain
@@ -54,10 +55,10 @@ func (c *Conn) setErr(err error) {
 // answer to the disconnect causes; should it not come, they end after
 // qpDownGrace.
 func (c *Conn) onPeerClosed() {
-	c.peerClosed.Store(true)
+	c.set(stPeerClosed)
 	c.wakeAll()
-	if !c.qpDown.Load() {
-		c.graceOnce.Do(func() { time.AfterFunc(qpDownGrace, c.onQPDown) })
+	if !c.is(stQPDown) && c.set(stGrace) {
+		time.AfterFunc(qpDownGrace, c.onQPDown)
 	}
 }
 
@@ -70,11 +71,10 @@ const qpDownGrace = 2 * time.Second
 // requests, which come after every other completion of the QP) and, if no
 // event explains it in time, treats it as a close by the peer.
 func (c *Conn) onQPDown() {
-	c.downOnce.Do(func() {
-		c.qpDown.Store(true)
+	if c.set(stQPDown) {
 		c.wakeAll()
 		time.AfterFunc(qpDownGrace, c.onPeerClosed)
-	})
+	}
 }
 
 // eventLoop handles the rdma_cm events of an established (or accepting)
@@ -84,7 +84,7 @@ func (c *Conn) eventLoop() {
 	for {
 		ev, err := c.ec.next(time.Time{})
 		if err != nil {
-			if !c.closing.Load() { // not our teardown, which closes the file
+			if !c.is(stClosing) { // not our teardown, which closes the file
 				c.fail(fmt.Errorf("rdma: reading the connection's rdma_cm events: %w", err))
 			}
 			return
@@ -138,7 +138,7 @@ func (c *Conn) teardown() {
 	// device it can do nothing for a remote peer, and a peer on the same
 	// device would see our DISCONNECTED before its own DEVICE_REMOVAL and
 	// take the removal for a close.
-	if c.established.Load() && !c.peerClosed.Load() && !errors.Is(c.err, ErrDeviceRemoved) {
+	if c.is(stEstablished) && !c.is(stPeerClosed) && !errors.Is(c.err, ErrDeviceRemoved) {
 		c.t.Disconnect(c.id)
 	}
 	if c.added {
@@ -149,7 +149,7 @@ func (c *Conn) teardown() {
 	}
 	if c.ec != nil {
 		c.ec.f.Close() // ends the event loop
-		if c.evStarted.Load() {
+		if c.is(stEvStarted) {
 			<-c.evDone
 		}
 	}
@@ -181,14 +181,14 @@ func (c *Conn) teardown() {
 // Completions are still handled (handleClosing) until the CQ leaves the
 // reactor.
 func (c *Conn) linger() {
-	if !c.established.Load() || c.res == nil {
+	if !c.is(stEstablished) || c.res == nil {
 		return
 	}
 	var timeout <-chan time.Time
 	var target uint32
 	marked := false
 	for {
-		if c.peerClosed.Load() || c.qpDown.Load() {
+		if c.is(stPeerClosed) || c.is(stQPDown) {
 			return // nothing more will complete successfully
 		}
 		c.smu.Lock()

@@ -77,30 +77,44 @@ type Conn struct {
 	repost []uint32
 
 	// State.
-	established atomic.Bool
-	peerClosed  atomic.Bool
-	qpDown      atomic.Bool // work requests were flushed, so every completion before them was handled
-	downOnce    sync.Once
-	graceOnce   sync.Once // the timer that stands in for a flush that never comes (onPeerClosed)
-	closing     atomic.Bool
-	userClosed  atomic.Bool // Close was called: every call fails with net.ErrClosed
-	errOnce     sync.Once
-	err         error         // terminal error, set once before done closes
-	done        chan struct{} // closed when the connection is finished
-	evDone      chan struct{} // closed when the event loop has returned
-	torndown    chan struct{} // closed when every resource is freed
-	leaseHeld   atomic.Bool
-	reserveHeld atomic.Bool
+	state       atomic.Uint32              // st* bits: where the connection is in its life
+	err         error                      // terminal error, written once (stFailed) before stClosing is set and done closed
+	done        chan struct{}              // closed when the connection is finished
+	evDone      chan struct{}              // closed when the event loop has returned
+	torndown    chan struct{}              // closed when every resource is freed
 	heldNotify  chan struct{}              // signalled when a Lease or reservation is taken
 	keepalive   atomic.Pointer[time.Timer] // set when ESTABLISHED, read by teardown
 	onEstablish func(*Conn)                // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                // server: lets the Listener forget it
-	evStarted   atomic.Bool                // the event loop was started
 	added       bool                       // the CQ is registered with the reactor
 	acquired    bool                       // the process-wide reactor was acquired
 }
 
 var _ net.Conn = (*Conn)(nil)
+
+// The bits of Conn.state. Each is set once, but for the two holds, which
+// Lease/Release and Reserve/Commit set and clear.
+const (
+	stEstablished uint32 = 1 << iota // ESTABLISHED came
+	stPeerClosed                     // the peer disconnected: writes fail, reads drain
+	stQPDown                         // work requests were flushed: every completion before them was handled
+	stGrace                          // the timer that stands in for a flush that never comes is set (onPeerClosed)
+	stFailed                         // the terminal error is claimed (setErr); err is being written
+	stClosing                        // err is written; done is closed after it
+	stUserClosed                     // Close was called: every call fails with net.ErrClosed
+	stLeaseHeld                      // a Lease is held (until Release)
+	stReserveHeld                    // a reservation is held (until Commit)
+	stEvStarted                      // the event loop was started
+)
+
+// is reports whether bit is set.
+func (c *Conn) is(bit uint32) bool { return c.state.Load()&bit != 0 }
+
+// set sets bit and reports whether this call set it (it was clear).
+func (c *Conn) set(bit uint32) bool { return c.state.Or(bit)&bit == 0 }
+
+// clear clears bit and reports whether it was set.
+func (c *Conn) clear(bit uint32) bool { return c.state.And(^bit)&bit != 0 }
 
 // Addr is the address of an RDMA connection's end: an IP address and the
 // rdma_cm port.
@@ -161,7 +175,7 @@ func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.RecvWRID(slot) }
 func (c *Conn) onEstablished() error {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
-	c.established.Store(true)
+	c.set(stEstablished)
 	c.rxArmed.Store(true)
 	if err := c.sendCmd(c.registerCmd(), true); err != nil {
 		return err
@@ -183,7 +197,7 @@ func (c *Conn) registerCmd() cmd {
 }
 
 func (c *Conn) sendKeepalive() {
-	if c.closing.Load() || c.peerClosed.Load() {
+	if c.is(stClosing) || c.is(stPeerClosed) {
 		return
 	}
 	if err := c.sendCmd(cmd{opcode: opKeepalive}, false); err != nil {
@@ -198,12 +212,12 @@ func (c *Conn) sendKeepalive() {
 // pool checks before it hands out an idle connection. It is false while a
 // Read or Lease is in progress.
 func (c *Conn) Healthy() bool {
-	if c.terminal() != nil || c.peerClosed.Load() || !c.rmu.TryLock() {
+	if c.terminal() != nil || c.is(stPeerClosed) || !c.rmu.TryLock() {
 		return false
 	}
 	defer c.rmu.Unlock()
 	c.pollInline()
-	return c.terminal() == nil && !c.peerClosed.Load() && len(c.rxRing.Readable()) == 0
+	return c.terminal() == nil && !c.is(stPeerClosed) && len(c.rxRing.Readable()) == 0
 }
 
 // LocalAddr returns the local address.
@@ -241,7 +255,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *Conn) checkOpen(op string) error {
-	if c.userClosed.Load() {
+	if c.is(stUserClosed) {
 		return c.opError(op, net.ErrClosed)
 	}
 	return nil
@@ -269,7 +283,7 @@ func (c *Conn) terminal() error {
 // set before closing is): net.ErrClosed after Close, whatever ended the
 // connection before.
 func (c *Conn) endErr() error {
-	if c.userClosed.Load() {
+	if c.is(stUserClosed) {
 		return net.ErrClosed
 	}
 	return c.err

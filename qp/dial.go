@@ -153,7 +153,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err := c.onEstablished(); err != nil {
 		return err
 	}
-	c.evStarted.Store(true)
+	c.set(stEvStarted)
 	go c.eventLoop()
 	return nil
 }

@@ -22,7 +22,7 @@ func ReadLooksHook(o *Options) *atomic.Pointer[func(*Conn)] {
 }
 
 // QPDown reports whether c has handled the flush of its QP.
-func (c *Conn) QPDown() bool { return c.qpDown.Load() }
+func (c *Conn) QPDown() bool { return c.is(stQPDown) }
 
 // PeerClosed reports whether c has seen its peer's disconnect.
-func (c *Conn) PeerClosed() bool { return c.peerClosed.Load() }
+func (c *Conn) PeerClosed() bool { return c.is(stPeerClosed) }

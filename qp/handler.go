@@ -35,7 +35,7 @@ func (c *Conn) pollInline() bool {
 		return false
 	}
 	defer h.mu.Unlock()
-	if c.closing.Load() || !c.postPendingRecvs() {
+	if c.is(stClosing) || !c.postPendingRecvs() {
 		return false
 	}
 	var t0 int64
@@ -85,7 +85,7 @@ func (c *Conn) postPendingRecvs() bool {
 // runs with c.h's lock held, on the reactor goroutine or in pollInline,
 // and never blocks.
 func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
-	if c.closing.Load() {
+	if c.is(stClosing) {
 		c.handleClosing(wcs)
 		return
 	}

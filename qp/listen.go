@@ -210,7 +210,7 @@ func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID]) {
 		c.setErr(net.ErrClosed)
 		return
 	}
-	c.evStarted.Store(true)
+	c.set(stEvStarted)
 	go c.eventLoop()
 }
 

@@ -36,7 +36,7 @@ func (c *Conn) Lease() ([]byte, error) {
 		return nil, err
 	}
 	c.leased = len(b)
-	c.leaseHeld.Store(true)
+	c.set(stLeaseHeld)
 	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
@@ -44,7 +44,7 @@ func (c *Conn) Lease() ([]byte, error) {
 // Release ends a Lease, consuming its first n bytes (the rest is returned
 // again by the next Read or Lease).
 func (c *Conn) Release(n int) error {
-	if !c.leaseHeld.Swap(false) {
+	if !c.clear(stLeaseHeld) {
 		return errors.New("rdma: Release without a Lease")
 	}
 	defer c.rmu.Unlock()
@@ -75,7 +75,7 @@ func (c *Conn) readable() ([]byte, error) {
 		// before the flush (onQPDown), so a reader that sees the flush
 		// finds the data before it in the ring, even when both were
 		// handled after its last look.
-		drained := c.peerClosed.Load() && c.qpDown.Load()
+		drained := c.is(stPeerClosed) && c.is(stQPDown)
 		if h := c.opts.readLooks; h != nil {
 			if f := h.Load(); f != nil {
 				(*f)(c)
@@ -97,7 +97,7 @@ func (c *Conn) readable() ([]byte, error) {
 			}
 			return nil, io.EOF
 		}
-		if !c.qpDown.Load() && c.spinPoll(&sp) {
+		if !c.is(stQPDown) && c.spinPoll(&sp) {
 			continue
 		}
 		if !c.park(c.rxNotify, c.readDL.Wait()) {
@@ -112,7 +112,7 @@ func (c *Conn) consume(n int) error {
 		return nil
 	}
 	c.rxRing.Reset()
-	if c.peerClosed.Load() || c.closing.Load() {
+	if c.is(stPeerClosed) || c.is(stClosing) {
 		return nil
 	}
 	if err := c.sendCmd(c.registerCmd(), true); err != nil {

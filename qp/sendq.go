@@ -53,11 +53,11 @@ func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remo
 func (c *Conn) sendCmd(m cmd, wait bool) error {
 	for {
 		c.smu.Lock()
-		if c.closing.Load() {
+		if c.is(stClosing) {
 			c.smu.Unlock()
 			return c.endErr()
 		}
-		if wait && c.qpDown.Load() {
+		if wait && c.is(stQPDown) {
 			c.smu.Unlock()
 			return errQPDown
 		}

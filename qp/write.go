@@ -46,7 +46,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 		return nil, err
 	}
 	c.reserved = len(b)
-	c.reserveHeld.Store(true)
+	c.set(stReserveHeld)
 	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
@@ -54,7 +54,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 // Commit sends the first n bytes of the memory from Reserve (0 sends
 // nothing) and ends the reservation.
 func (c *Conn) Commit(n int) error {
-	if !c.reserveHeld.Swap(false) {
+	if !c.clear(stReserveHeld) {
 		return errors.New("rdma: Commit without a Reserve")
 	}
 	defer c.wmu.Unlock()
@@ -88,7 +88,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			c.txGen = g
 		}
 		tx := c.res.tx
-		down := c.qpDown.Load()
+		down := c.is(stQPDown)
 		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
 			return tx.Reserve(n), nil
 		}
@@ -105,7 +105,7 @@ func (c *Conn) writeErr() error {
 	if err := c.terminal(); err != nil {
 		return c.opError("write", err)
 	}
-	if c.peerClosed.Load() {
+	if c.is(stPeerClosed) {
 		return c.opError("write", ErrPeerGone)
 	}
 	return nil
@@ -115,7 +115,7 @@ func (c *Conn) writeErr() error {
 func (c *Conn) commit(n int) error {
 	local, lkey, remote, rkey := c.res.tx.Commit(n)
 	c.smu.Lock()
-	if c.closing.Load() {
+	if c.is(stClosing) {
 		// Close's linger waits for the WRs posted before its marker,
 		// under smu: a write posted after it would be flushed by the
 		// disconnect, and the Write would have reported success.
