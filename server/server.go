@@ -28,9 +28,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/panjf2000/gnet/v2"
 )
 
 // Options configure a Server. The zero value is valkey's defaults.
@@ -51,6 +54,31 @@ type Options struct {
 	// (valkey's maxclients). One accepted beyond it is sent the error "max
 	// number of clients reached" and closed.
 	MaxClients int
+	// TCPEngine serves the TCP (and Unix socket) connections; RDMA
+	// connections always have a goroutine each.
+	TCPEngine TCPEngine
+}
+
+// TCPEngine is how a Server serves TCP connections.
+type TCPEngine int
+
+const (
+	// TCPGnet (the default) serves them on gnet's event loops, one per P:
+	// no goroutine per connection, and no buffer held by an idle one.
+	TCPGnet TCPEngine = iota
+	// TCPNetpoll gives each connection a goroutine on the Go runtime's
+	// netpoller, with buffers of its own.
+	TCPNetpoll
+)
+
+func (e TCPEngine) String() string {
+	switch e {
+	case TCPGnet:
+		return "gnet"
+	case TCPNetpoll:
+		return "netpoll"
+	}
+	return "TCPEngine(" + strconv.Itoa(int(e)) + ")"
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -65,7 +93,9 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	wg        sync.WaitGroup // Serve calls, connection goroutines, background
+	wg        sync.WaitGroup // Serve calls, connections, background
+	enrolling sync.WaitGroup // connections being handed to the event loops
+	loop      loopEngine
 	// stop, once the first Serve has started the background goroutine
 	// (active expiry, memory handed back), is closed by Close to end it.
 	stop chan struct{}
@@ -166,6 +196,10 @@ func (s *Server) isClosed() bool {
 }
 
 func (s *Server) start(nc net.Conn) {
+	var cli *gnet.Client // the event loops', for this connection
+	if s.opts.TCPEngine == TCPGnet && loopable(nc) {
+		cli = s.loop.client(s)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -181,9 +215,18 @@ func (s *Server) start(nc net.Conn) {
 	}
 	s.accepted.Add(1)
 	c := newConn(s, nc)
+	if cli != nil {
+		c.nc, c.out = nil, nil
+		s.enrolling.Add(1)
+	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if cli != nil {
+		s.enroll(cli, c, nc)
+		s.enrolling.Done()
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		c.serve()
@@ -230,8 +273,14 @@ func (s *Server) Close() error {
 	}
 	// In parallel: an RDMA connection's Close waits for its teardown.
 	for _, c := range cs {
-		s.wg.Go(func() { c.nc.Close() })
+		if nc := c.nc; nc != nil {
+			s.wg.Go(func() { nc.Close() })
+		}
 	}
+	// Stopping the event loops closes their connections; no connection
+	// is on its way to them once closed is set and enrolling is done.
+	s.enrolling.Wait()
+	s.loop.stop()
 	s.wg.Wait()
 	return nil
 }
