@@ -43,6 +43,7 @@ type serveFlags struct {
 	rdmaRxSize      memSize
 	spinWait        time.Duration
 	requirePass     string
+	tcpEngine       string
 	tcpAddrs, rAddr []string
 }
 
@@ -61,6 +62,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
+	fs.StringVar(&f.tcpEngine, "tcp-engine", server.TCPGnet.String(), "what serves TCP connections: gnet (event loops, no goroutine per connection) or netpoll (a goroutine each)")
 	if err := fs.Parse(args); err != nil {
 		return nil, false
 	}
@@ -80,6 +82,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 		// 16 MiB: valkey-server's largest, and what clients accept by
 		// default (qp.Options.MaxPeerBufferSize).
 		return bad("--rdma-rx-size %d is out of range (4kb to 16mb)", f.rdmaRxSize)
+	case f.tcpEngine != server.TCPGnet.String() && f.tcpEngine != server.TCPNetpoll.String():
+		return bad("--tcp-engine %q: want gnet or netpoll", f.tcpEngine)
 	case f.port == 0 && strings.TrimSpace(f.rdmaBind) == "":
 		return bad("nothing to serve: --port 0 and no --rdma-bind")
 	}
@@ -100,7 +104,11 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	if !ok {
 		return 2
 	}
-	srv := server.New(&server.Options{Password: f.requirePass})
+	opts := &server.Options{Password: f.requirePass}
+	if f.tcpEngine == server.TCPNetpoll.String() {
+		opts.TCPEngine = server.TCPNetpoll
+	}
+	srv := server.New(opts)
 	var listeners []net.Listener
 	fail := func() int {
 		for _, l := range listeners {
