@@ -16,10 +16,13 @@
 //	...
 //	srv.Close()
 //
-// Each connection has one goroutine. It reads into a buffer, parses
-// requests in place, and appends replies to an output buffer that it writes
+// A TCP connection is served on gnet's event loops (Options.TCPEngine;
+// TCPNetpoll gives it a goroutine instead), an RDMA one by a goroutine of
+// its own. Either way the bytes that arrive go into a buffer, requests are
+// parsed in place, and replies are appended to an output buffer written
 // once no complete request is left in the input: a pipeline of requests
-// costs one write. It is rdmapool's benchmark server and its tests' peer,
+// costs one write. On the event loops, an idle connection holds neither
+// buffer. It is rdmapool's benchmark server and its tests' peer,
 // not a database: nothing is persisted, and there is no replication,
 // pub/sub, scripting, transactions or client-side caching.
 package server
@@ -142,7 +145,8 @@ func New(opts *Options) *Server {
 	}
 }
 
-// Serve accepts connections on l and serves each on its own goroutine,
+// Serve accepts connections on l and serves each, a TCP or Unix one on
+// the event loops (see Options.TCPEngine), any other on its own goroutine,
 // until l fails or is closed, or the Server is closed. It closes l when it
 // returns, and returns ErrServerClosed after Close, else the error from
 // Accept (after l.Close, one that matches net.ErrClosed).
@@ -251,8 +255,8 @@ func (s *Server) reject(nc net.Conn) {
 }
 
 // Close closes every listener being served and every connection, and
-// waits until every Serve call and connection goroutine, and the
-// background one, has returned.
+// waits until every Serve call, connection and the background goroutine
+// has ended, and the event loops have stopped.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.stop != nil && !s.closed {
