@@ -202,3 +202,29 @@ func TestReclaimer(t *testing.T) {
 		t.Error("no reclaim after FLUSHALL")
 	}
 }
+
+// TestReclaimerFollowUp: the second collection is due at the next tick
+// after the first, unless the runtime has run one meanwhile.
+func TestReclaimerFollowUp(t *testing.T) {
+	var r reclaimer
+	now := time.Now()
+	if r.followUpDue(now.Add(time.Hour)) {
+		t.Error("a second collection due without a first")
+	}
+	r.collected(now)
+	if r.followUpDue(now) {
+		t.Error("the second collection due at once")
+	}
+	runtime.GC()
+	if r.followUpDue(now.Add(expirePeriod)) {
+		t.Error("the second collection due after the runtime ran one")
+	}
+	r.collected(now)
+	_, r.cycles = r.read() // as if no collection ran since
+	if !r.followUpDue(now.Add(expirePeriod)) {
+		t.Error("the second collection not due")
+	}
+	if r.followUpDue(now.Add(2 * expirePeriod)) {
+		t.Error("the second collection due twice")
+	}
+}
