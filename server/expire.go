@@ -150,11 +150,11 @@ func (ks *keyspace) collect() int64 {
 // every two minutes), which a server that stopped writing does not do:
 // after the expiry of many keys or the DEL of a large value it kept their
 // memory for minutes. So once the keys dropped since the last time make up
-// at least reclaimMin bytes (an eighth of it once dropping has stopped) and
-// half the live heap, no more often than every reclaimEvery, the background
-// goroutine runs a collection (runtime.GC: concurrent, as the ones the
-// heap's growth starts), and at its next tick a second one unless the
-// runtime ran one meanwhile. The runtime's background scavenger then
+// at least reclaimMin bytes (an eighth of it once dropping has stopped)
+// and half of what is left live, no more often than every reclaimEvery,
+// the background goroutine runs a collection (runtime.GC: concurrent, as
+// the ones the heap's growth starts), and at its next tick a second one
+// unless the runtime ran one meanwhile. The runtime's background scavenger then
 // returns the free pages to the system 64 KiB at a time, at about 1% of
 // the CPU; it takes a chunk of the heap only once it has been sparse
 // through a whole cycle, hence the second. debug.FreeOSMemory, which did
@@ -208,7 +208,9 @@ func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
 	if r.pending < least || now.Sub(r.last) < reclaimEvery {
 		return false
 	}
-	if live, _ := r.read(); uint64(r.pending) < live/2 {
+	// The live heap is the runtime's as of its last collection, before
+	// the bytes dropped since: it holds about live-pending now.
+	if live, _ := r.read(); uint64(r.pending) < (live-min(live, uint64(r.pending)))/2 {
 		return false
 	}
 	r.pending, r.last = 0, now
