@@ -153,13 +153,14 @@ func (ks *keyspace) collect() int64 {
 // at least reclaimMin bytes (an eighth of it once dropping has stopped)
 // and half of what is left live, no more often than every reclaimEvery,
 // the background goroutine runs a collection (runtime.GC: concurrent, as
-// the ones the heap's growth starts), and at its next tick a second one
-// unless the runtime ran one meanwhile. The runtime's background scavenger then
-// returns the free pages to the system 64 KiB at a time, at about 1% of
-// the CPU; it takes a chunk of the heap only once it has been sparse
-// through a whole cycle, hence the second. debug.FreeOSMemory, which did
-// it all at once, returned every page in one synchronous pass, 600 MB in
-// about 0.3 s, and cost requests' p99.99 a few milliseconds.
+// the ones the heap's growth starts), and once dropping has stopped (a tick
+// that dropped nothing) a second one, unless the runtime ran one
+// meanwhile: the second marks only what is left. The runtime's background
+// scavenger then returns the free pages to the system 64 KiB at a time, at
+// about 1% of the CPU; it takes a chunk of the heap only once it has been
+// sparse through a whole cycle, hence the second. debug.FreeOSMemory,
+// which did it all at once, returned every page in one synchronous pass
+// on the system stack (about 90 ms for 560 MB here), holding a P.
 const (
 	reclaimMin   = 32 << 20
 	reclaimEvery = time.Second
@@ -170,11 +171,11 @@ const (
 type reclaimer struct {
 	pending int64 // bytes dropped since the last reclaim
 	last    time.Time
-	// followUp, when set, is the time of the second collection, due
+	// followUp: a second collection is due once dropping has stopped,
 	// unless the runtime's count of cycles has passed cycles by then:
 	// the scavenger takes a chunk of the heap only once it has been
 	// sparse through a whole cycle.
-	followUp time.Time
+	followUp bool
 	cycles   uint64
 	sample   []metrics.Sample // live heap, GC cycles
 }
@@ -217,20 +218,21 @@ func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
 	return true
 }
 
-// collected notes a collection that add asked for, and schedules the
+// collected notes a collection that add asked for, and calls for the
 // second.
-func (r *reclaimer) collected(now time.Time) {
+func (r *reclaimer) collected() {
 	_, r.cycles = r.read()
-	r.followUp = now.Add(expirePeriod)
+	r.followUp = true
 }
 
-// followUpDue reports whether the second collection is due now: its time
-// has come and the runtime has run none since the first.
-func (r *reclaimer) followUpDue(now time.Time) bool {
-	if r.followUp.IsZero() || now.Before(r.followUp) {
+// followUpDue reports whether the second collection is due at a tick that
+// dropped freed bytes: dropping has stopped, and the runtime has run no
+// collection since the first.
+func (r *reclaimer) followUpDue(freed int64) bool {
+	if !r.followUp || freed > 0 {
 		return false
 	}
-	r.followUp = time.Time{}
+	r.followUp = false
 	_, cycles := r.read()
 	return cycles == r.cycles
 }
@@ -247,11 +249,12 @@ func (s *Server) background(stop <-chan struct{}) {
 			return
 		case now := <-t.C:
 			s.ks.expireCycle(expireBudget)
+			freed := s.ks.collect()
 			switch {
-			case r.add(s.ks.collect(), s.ks.flushed.Swap(false), now):
+			case r.add(freed, s.ks.flushed.Swap(false), now):
 				runtime.GC()
-				r.collected(time.Now())
-			case r.followUpDue(now):
+				r.collected()
+			case r.followUpDue(freed):
 				runtime.GC()
 			}
 		}
