@@ -62,7 +62,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, bool) {
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
-	fs.StringVar(&f.tcpEngine, "tcp-engine", server.TCPGnet.String(), "what serves TCP connections: gnet (event loops, no goroutine per connection) or netpoll (a goroutine each)")
+	fs.StringVar(&f.tcpEngine, "tcp-engine", server.TCPGnet.String(), "what serves TCP connections: gnet (event loops shared by all of them) or netpoll (the Go netpoller, each connection read on its own)")
 	if err := fs.Parse(args); err != nil {
 		return nil, false
 	}
