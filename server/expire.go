@@ -1,7 +1,7 @@
 package server
 
 import (
-	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"time"
 	"unsafe"
@@ -149,53 +149,26 @@ func (ks *keyspace) collect() int64 {
 // Memory handed back. The Go runtime collects only as the heap grows (or
 // every two minutes), which a server that stopped writing does not do:
 // after the expiry of many keys or the DEL of a large value it kept their
-// memory for minutes. So once the keys dropped since the last time make up
-// at least reclaimMin bytes (an eighth of it once dropping has stopped)
-// and half of what is left live, no more often than every reclaimEvery,
-// the background goroutine runs a collection (runtime.GC: concurrent, as
-// the ones the heap's growth starts), and once dropping has stopped (a tick
-// that dropped nothing) a second one, unless the runtime ran one
-// meanwhile: the second marks only what is left. The runtime's background
-// scavenger then returns the free pages to the system 64 KiB at a time, at
-// about 1% of the CPU; it takes a chunk of the heap only once it has been
-// sparse through a whole cycle, hence the second. debug.FreeOSMemory,
-// which did it all at once, returned every page in one synchronous pass
-// on the system stack (about 90 ms for 560 MB here), holding a P.
+// memory for minutes, and its scavenger returns a collected heap's pages
+// at its own pace. So once the keys dropped since the last time make up
+// at least reclaimMin bytes (an eighth of it once dropping has stopped) and
+// half the live heap, the background goroutine collects and returns the
+// free memory at once (debug.FreeOSMemory), no more often than every
+// reclaimEvery.
 const (
 	reclaimMin   = 32 << 20
 	reclaimEvery = time.Second
 )
 
-// reclaimer decides when to collect; used by the background goroutine
-// alone.
+// reclaimer decides when to hand memory back; used by the background
+// goroutine alone.
 type reclaimer struct {
 	pending int64 // bytes dropped since the last reclaim
 	last    time.Time
-	// followUp: a second collection is due once dropping has stopped,
-	// unless the runtime's count of cycles has passed cycles by then:
-	// the scavenger takes a chunk of the heap only once it has been
-	// sparse through a whole cycle.
-	followUp bool
-	cycles   uint64
-	sample   []metrics.Sample // live heap, GC cycles
+	sample  []metrics.Sample
 }
 
-// read reads the runtime's live heap and count of GC cycles.
-func (r *reclaimer) read() (live, cycles uint64) {
-	if r.sample == nil {
-		r.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
-	}
-	metrics.Read(r.sample)
-	if v := r.sample[0].Value; v.Kind() == metrics.KindUint64 {
-		live = v.Uint64()
-	}
-	if v := r.sample[1].Value; v.Kind() == metrics.KindUint64 {
-		cycles = v.Uint64()
-	}
-	return live, cycles
-}
-
-// add counts freed bytes and reports whether to collect now.
+// add counts freed bytes and reports whether to reclaim now.
 func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
 	r.pending += freed
 	if flushed {
@@ -209,32 +182,15 @@ func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
 	if r.pending < least || now.Sub(r.last) < reclaimEvery {
 		return false
 	}
-	// The live heap is the runtime's as of its last collection, before
-	// the bytes dropped since: it holds about live-pending now.
-	if live, _ := r.read(); uint64(r.pending) < (live-min(live, uint64(r.pending)))/2 {
+	if r.sample == nil {
+		r.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	}
+	metrics.Read(r.sample)
+	if live := r.sample[0].Value; live.Kind() == metrics.KindUint64 && uint64(r.pending) < live.Uint64()/2 {
 		return false
 	}
 	r.pending, r.last = 0, now
 	return true
-}
-
-// collected notes a collection that add asked for, and calls for the
-// second.
-func (r *reclaimer) collected() {
-	_, r.cycles = r.read()
-	r.followUp = true
-}
-
-// followUpDue reports whether the second collection is due at a tick that
-// dropped freed bytes: dropping has stopped, and the runtime has run no
-// collection since the first.
-func (r *reclaimer) followUpDue(freed int64) bool {
-	if !r.followUp || freed > 0 {
-		return false
-	}
-	r.followUp = false
-	_, cycles := r.read()
-	return cycles == r.cycles
 }
 
 // background runs the expiry cycle every expirePeriod and hands memory
@@ -249,13 +205,8 @@ func (s *Server) background(stop <-chan struct{}) {
 			return
 		case now := <-t.C:
 			s.ks.expireCycle(expireBudget)
-			freed := s.ks.collect()
-			switch {
-			case r.add(freed, s.ks.flushed.Swap(false), now):
-				runtime.GC()
-				r.collected()
-			case r.followUpDue(freed):
-				runtime.GC()
+			if r.add(s.ks.collect(), s.ks.flushed.Swap(false), now) {
+				debug.FreeOSMemory()
 			}
 		}
 	}

@@ -202,29 +202,3 @@ func TestReclaimer(t *testing.T) {
 		t.Error("no reclaim after FLUSHALL")
 	}
 }
-
-// TestReclaimerFollowUp: the second collection is due at the first tick
-// that drops nothing after the first, unless the runtime has run one
-// meanwhile.
-func TestReclaimerFollowUp(t *testing.T) {
-	var r reclaimer
-	if r.followUpDue(0) {
-		t.Error("a second collection due without a first")
-	}
-	r.collected()
-	if r.followUpDue(1) {
-		t.Error("the second collection due while dropping goes on")
-	}
-	runtime.GC()
-	if r.followUpDue(0) {
-		t.Error("the second collection due after the runtime ran one")
-	}
-	r.collected()
-	_, r.cycles = r.read() // as if no collection ran since
-	if !r.followUpDue(0) {
-		t.Error("the second collection not due")
-	}
-	if r.followUpDue(0) {
-		t.Error("the second collection due twice")
-	}
-}
