@@ -381,7 +381,7 @@ func subcommandError(c *conn, container string, args [][]byte, known []string) {
 // info is the line CLIENT INFO returns.
 func (c *conn) info() string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=0 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, c.proto, c.libName, c.libVer)
+		c.id, c.remoteAddr(), c.localAddr(), c.name, c.proto, c.libName, c.libVer)
 }
 
 // --- server ---

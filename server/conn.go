@@ -5,14 +5,19 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/panjf2000/gnet/v2"
 )
 
-// conn is one client connection, served by one goroutine.
+// conn is one client connection, served by one goroutine (serve), or by
+// gnet's event loops (loop.go), where nc is nil and gc set.
 type conn struct {
 	srv *Server
 	nc  net.Conn
+	gc  gnet.Conn
 	rd  *reader
 	out []byte // replies not yet written
+	ls  loopState
 
 	id       int64
 	proto    int  // 2 or 3, set by HELLO
@@ -96,15 +101,31 @@ func (c *conn) serve() {
 }
 
 // flush writes the buffered replies.
-func (c *conn) flush() error {
+func (c *conn) flush() error { return c.flushWith(nil) }
+
+// flushWith writes the buffered replies and then, without copying it in,
+// more: the bytes of a large bulk reply. One write (writev) on TCP.
+func (c *conn) flushWith(more []byte) error {
 	if c.commands > 0 {
 		c.srv.commands.Add(c.commands)
 		c.commands = 0
 	}
-	if len(c.out) == 0 {
+	if len(c.out) == 0 && len(more) == 0 {
 		return nil
 	}
-	_, err := c.nc.Write(c.out)
+	var err error
+	switch {
+	case c.gc != nil && len(more) > 0:
+		// gnet copies only what the socket does not take at once.
+		_, err = c.gc.Writev([][]byte{c.out, more})
+	case c.gc != nil:
+		_, err = c.gc.Write(c.out)
+	case len(more) > 0:
+		bufs := net.Buffers{c.out, more}
+		_, err = bufs.WriteTo(c.nc)
+	default:
+		_, err = c.nc.Write(c.out)
+	}
 	if cap(c.out) > keepOut {
 		c.srv.ks.dropped.Add(int64(cap(c.out)))
 		c.out = make([]byte, 0, 16<<10)
@@ -143,6 +164,21 @@ func (c *conn) lookup(name []byte) *command {
 		b[i] = ch
 	}
 	return commands[string(b)]
+}
+
+// remoteAddr and localAddr are the connection's addresses.
+func (c *conn) remoteAddr() net.Addr {
+	if c.gc != nil {
+		return c.gc.RemoteAddr()
+	}
+	return c.nc.RemoteAddr()
+}
+
+func (c *conn) localAddr() net.Addr {
+	if c.gc != nil {
+		return c.gc.LocalAddr()
+	}
+	return c.nc.LocalAddr()
 }
 
 // unknownCommand is valkey's reply to an unknown command, with its first
@@ -225,11 +261,7 @@ func (c *conn) bulk(b []byte) {
 		return
 	}
 	c.addLen('$', len(b))
-	err := c.flush()
-	if err == nil {
-		_, err = c.nc.Write(b)
-	}
-	if err != nil {
+	if err := c.flushWith(b); err != nil {
 		c.quit = true // the connection is broken: stop serving it
 	}
 	c.out = append(c.out, '\r', '\n')

@@ -17,7 +17,7 @@ import (
 // when the test ends.
 func startServer(tb testing.TB, opts *Options) (*Server, string) {
 	tb.Helper()
-	srv := New(opts)
+	srv := New(testOpts(opts))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)

@@ -486,7 +486,7 @@ func TestDataTypes(t *testing.T) {
 // in the middle of a request, and every goroutine of the server.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
-	srv := New(nil)
+	srv := New(testOpts(nil))
 	var serveErrs sync.WaitGroup
 	for range 2 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -574,7 +574,7 @@ func (c *slowCloseConn) Close() error {
 // TestCloseAcceptedAfterClose: a connection accepted after Close is closed
 // without holding the server's lock, so the server answers meanwhile.
 func TestCloseAcceptedAfterClose(t *testing.T) {
-	srv := New(nil)
+	srv := New(testOpts(nil))
 	l := make(chanListener)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()

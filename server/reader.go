@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // reader splits a connection's input into requests. It reads into one
@@ -102,10 +103,56 @@ func (e protocolError) Error() string { return "ERR Protocol error: " + string(e
 var errQueryBufferFull = errors.New("server: query buffer limit reached")
 
 // newReader returns a reader for an authenticated client; see setAuthed.
+// Its buffer is taken at the first fill.
 func newReader(maxBuffer, maxBulk int) *reader {
-	p := &reader{buf: make([]byte, initialBuffer), maxBuffer: maxBuffer, maxBulk: maxBulk, nargs: -1}
+	p := &reader{maxBuffer: maxBuffer, maxBulk: maxBulk, nargs: -1}
 	p.setAuthed(true)
 	return p
+}
+
+// bufPool holds the buffers of initialBuffer bytes that readers and
+// connections' output take while they have bytes to hold, and give back
+// once they have none (release), so that an idle connection on the event
+// loops holds no buffer. A pointer to an array: no allocation to Put it.
+var bufPool = sync.Pool{New: func() any { return new([initialBuffer]byte) }}
+
+// getBuf returns a buffer of initialBuffer bytes, not necessarily zeroed.
+func getBuf() []byte { return bufPool.Get().(*[initialBuffer]byte)[:] }
+
+// putBuf gives b back to bufPool if it is one of its buffers' size, and
+// returns the bytes dropped otherwise, for the server to hand back.
+func putBuf(b []byte) int64 {
+	if cap(b) != initialBuffer {
+		return int64(cap(b))
+	}
+	bufPool.Put((*[initialBuffer]byte)(b[:initialBuffer]))
+	return 0
+}
+
+// idle reports whether the reader holds no input: no byte of a request,
+// no big argument being read.
+func (p *reader) idle() bool { return p.r == p.w && p.big == nil && p.nargs < 0 }
+
+// release gives the buffer back when the reader is idle (see idle), with
+// the argument tables if they grew for a large request; the next fill
+// takes another. It reports whether the reader is idle.
+func (p *reader) release() bool {
+	if !p.idle() {
+		return false
+	}
+	if p.buf != nil {
+		p.dropped += putBuf(p.buf)
+		p.buf = nil
+		p.r, p.w, p.scan = 0, 0, 0
+		clear(p.args[:cap(p.args)])
+	}
+	if cap(p.args) > keepArgs {
+		p.args = nil
+	}
+	if cap(p.offs) > 2*keepArgs {
+		p.offs = nil
+	}
+	return true
 }
 
 // setAuthed sets the limits for a client that has authenticated (or need
@@ -311,6 +358,9 @@ func (p *reader) fill(src io.Reader) error {
 		n, err := readSome(src, p.big[p.bigHave:])
 		p.bigHave += n
 		return err
+	}
+	if p.buf == nil {
+		p.buf = getBuf()
 	}
 	if p.r == p.w {
 		if len(p.buf) > keepBuffer {

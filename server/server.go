@@ -16,10 +16,13 @@
 //	...
 //	srv.Close()
 //
-// Each connection has one goroutine. It reads into a buffer, parses
-// requests in place, and appends replies to an output buffer that it writes
+// A TCP connection is served on gnet's event loops (Options.TCPEngine;
+// TCPNetpoll gives it a goroutine instead), an RDMA one by a goroutine of
+// its own. Either way the bytes that arrive go into a buffer, requests are
+// parsed in place, and replies are appended to an output buffer written
 // once no complete request is left in the input: a pipeline of requests
-// costs one write. It is rdmapool's benchmark server and its tests' peer,
+// costs one write. On the event loops, an idle connection holds neither
+// buffer. It is rdmapool's benchmark server and its tests' peer,
 // not a database: nothing is persisted, and there is no replication,
 // pub/sub, scripting, transactions or client-side caching.
 //
@@ -31,9 +34,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/panjf2000/gnet/v2"
 )
 
 // Options configure a Server. The zero value is valkey's defaults.
@@ -54,6 +60,31 @@ type Options struct {
 	// (valkey's maxclients). One accepted beyond it is sent the error "max
 	// number of clients reached" and closed.
 	MaxClients int
+	// TCPEngine serves the TCP (and Unix socket) connections; RDMA
+	// connections always have a goroutine each.
+	TCPEngine TCPEngine
+}
+
+// TCPEngine is how a Server serves TCP connections.
+type TCPEngine int
+
+const (
+	// TCPGnet (the default) serves them on gnet's event loops, one per P:
+	// no goroutine per connection, and no buffer held by an idle one.
+	TCPGnet TCPEngine = iota
+	// TCPNetpoll gives each connection a goroutine on the Go runtime's
+	// netpoller, with buffers of its own.
+	TCPNetpoll
+)
+
+func (e TCPEngine) String() string {
+	switch e {
+	case TCPGnet:
+		return "gnet"
+	case TCPNetpoll:
+		return "netpoll"
+	}
+	return "TCPEngine(" + strconv.Itoa(int(e)) + ")"
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -69,7 +100,9 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	wg        sync.WaitGroup // Serve calls, connection goroutines, background
+	wg        sync.WaitGroup // Serve calls, connections, background
+	enrolling sync.WaitGroup // connections being handed to the event loops
+	loop      loopEngine
 	// stop, once the first Serve has started the background goroutine
 	// (active expiry, memory handed back), is closed by Close to end it.
 	stop chan struct{}
@@ -116,7 +149,8 @@ func New(opts *Options) *Server {
 	}
 }
 
-// Serve accepts connections on l and serves each on its own goroutine,
+// Serve accepts connections on l and serves each, a TCP or Unix one on
+// the event loops (see Options.TCPEngine), any other on its own goroutine,
 // until l fails or is closed, or the Server is closed. It closes l when it
 // returns, and returns ErrServerClosed after Close, else the error from
 // Accept (after l.Close, one that matches net.ErrClosed).
@@ -170,6 +204,10 @@ func (s *Server) isClosed() bool {
 }
 
 func (s *Server) start(nc net.Conn) {
+	var cli *gnet.Client // the event loops', for this connection
+	if s.opts.TCPEngine == TCPGnet && loopable(nc) {
+		cli = s.loop.client(s)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -185,9 +223,18 @@ func (s *Server) start(nc net.Conn) {
 	}
 	s.accepted.Add(1)
 	c := newConn(s, nc)
+	if cli != nil {
+		c.nc, c.out = nil, nil
+		s.enrolling.Add(1)
+	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if cli != nil {
+		s.enroll(cli, c, nc)
+		s.enrolling.Done()
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		c.serve()
@@ -212,8 +259,8 @@ func (s *Server) reject(nc net.Conn) {
 }
 
 // Close closes every listener being served and every connection, and
-// waits until every Serve call and connection goroutine, and the
-// background one, has returned.
+// waits until every Serve call, connection and the background goroutine
+// has ended, and the event loops have stopped.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.stop != nil && !s.closed {
@@ -234,8 +281,14 @@ func (s *Server) Close() error {
 	}
 	// In parallel: an RDMA connection's Close waits for its teardown.
 	for _, c := range cs {
-		s.wg.Go(func() { c.nc.Close() })
+		if nc := c.nc; nc != nil {
+			s.wg.Go(func() { nc.Close() })
+		}
 	}
+	// Stopping the event loops closes their connections; no connection
+	// is on its way to them once closed is set and enrolling is done.
+	s.enrolling.Wait()
+	s.loop.stop()
 	s.wg.Wait()
 	return nil
 }

@@ -51,7 +51,7 @@ func TestTransportRDMA(t *testing.T) {
 // requests through dial, then closes the server: nothing may be left.
 func testTransport(t *testing.T, l net.Listener, dial dialFunc) {
 	goBefore := runtime.NumGoroutine()
-	srv := New(nil)
+	srv := New(testOpts(nil))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	addr := l.Addr().String()

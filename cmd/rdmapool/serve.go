@@ -43,6 +43,7 @@ type serveFlags struct {
 	rdmaRxSize      memSize
 	spinWait        time.Duration
 	requirePass     string
+	tcpEngine       string
 	tcpAddrs, rAddr []string
 }
 
@@ -60,6 +61,7 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (*serveFlags, int)
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA connection, as valkey's rdma-rx-size (bytes, or with a unit: 512kb, 1mb)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
+	fs.StringVar(&f.tcpEngine, "tcp-engine", server.TCPGnet.String(), "what serves TCP connections: gnet (event loops shared by all of them) or netpoll (the Go netpoller, each connection read on its own)")
 	bad := func(format string, a ...any) (*serveFlags, int) {
 		fmt.Fprintf(stderr, "rdmapool serve: "+format+" (rdmapool serve --help for usage)\n", a...)
 		return nil, 2
@@ -84,6 +86,8 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (*serveFlags, int)
 		// 16 MiB: valkey-server's largest, and what clients accept by
 		// default (qp.Options.MaxPeerBufferSize).
 		return bad("--rdma-rx-size %d is out of range (4kb to 16mb)", f.rdmaRxSize)
+	case f.tcpEngine != server.TCPGnet.String() && f.tcpEngine != server.TCPNetpoll.String():
+		return bad("--tcp-engine %q: want gnet or netpoll", f.tcpEngine)
 	case f.port == 0 && strings.TrimSpace(f.rdmaBind) == "":
 		return bad("nothing to serve: --port 0 and no --rdma-bind")
 	}
@@ -105,7 +109,11 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	if f == nil {
 		return code
 	}
-	srv := server.New(&server.Options{Password: f.requirePass})
+	opts := &server.Options{Password: f.requirePass}
+	if f.tcpEngine == server.TCPNetpoll.String() {
+		opts.TCPEngine = server.TCPNetpoll
+	}
+	srv := server.New(opts)
 	var listeners []net.Listener
 	fail := func() int {
 		for _, l := range listeners {

@@ -33,6 +33,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rdma-rx-size", "32mb"}, "--rdma-rx-size 33554432 is out of range (4kb to 16mb)"},
 		{[]string{"--rdma-rx-size", "lots"}, `invalid value "lots" for flag -rdma-rx-size`},
 		{[]string{"--spin-wait", "soon"}, `invalid value "soon" for flag -spin-wait`},
+		{[]string{"--tcp-engine", "epoll"}, `--tcp-engine "epoll": want gnet or netpoll`},
 		{[]string{"--port", "0"}, "nothing to serve"},
 		{[]string{"--bind", " "}, "--bind is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
