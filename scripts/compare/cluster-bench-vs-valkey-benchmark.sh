@@ -17,7 +17,7 @@ done
 trap 'kill "${pids[@]}"; rm -rf "$dir"' EXIT
 sleep 1
 valkey-cli --cluster create 127.0.0.1:7101 127.0.0.1:7102 127.0.0.1:7103 --cluster-replicas 0 --cluster-yes >/dev/null
-for i in $(seq 50); do
+for _ in $(seq 50); do
 	ok=1
 	for p in "${ports[@]}"; do valkey-cli -p "$p" cluster info | grep -q cluster_state:ok || ok=0; done
 	[ $ok = 1 ] && break
@@ -25,8 +25,8 @@ for i in $(seq 50); do
 done
 for r in $(seq 1 "$rounds"); do
 	for t in vb ours; do
-		[ $((r % 2)) = 0 ] && t=$([ $t = vb ] && echo ours || echo vb)
-		if [ $t = vb ]; then
+		[ $((r % 2)) = 0 ] && t=$([ "$t" = vb ] && echo ours || echo vb)
+		if [ "$t" = vb ]; then
 			valkey-benchmark -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv | tail -n +2 | sed "s/^/$r,vb,/"
 		else
 			"$bin" bench -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv --transport tcp | tail -n +2 | sed "s|^|$r,ours,|"
