@@ -346,7 +346,10 @@ func TestClusterClients(t *testing.T) {
 		}
 		asks, redirects = ec.cl.asks.Load()-asks, ec.cl.moved.Load()-redirects
 		t.Logf("%d slots moved twice, %d keys moved; the clients were answered ASK %d times, MOVED %d times", len(slots), moved, asks, redirects)
-		if moved == 0 || asks == 0 || redirects == 0 {
+		// Whether a client meets a slot mid-migration (ASK) depends on
+		// timing; under emulation it may not. TestClusterMigration answers
+		// ASK deterministically. A MOVED after each slot's move is certain.
+		if moved == 0 || redirects == 0 {
 			t.Error("the migration did not redirect the clients")
 		}
 	})
