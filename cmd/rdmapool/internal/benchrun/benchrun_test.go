@@ -213,17 +213,25 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-// TestRunRDMA runs against the embedded server over RDMA (in the VM).
-func TestRunRDMA(t *testing.T) {
+// startEmbeddedRDMA starts the embedded server with an RDMA listener (in
+// the VM), closed when the test ends.
+func startEmbeddedRDMA(t *testing.T) *Embedded {
+	t.Helper()
 	rdmatest.Require(t)
 	e, err := StartEmbedded(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	if e.RDMAAddr == "" {
 		t.Fatalf("no RDMA listener: %v", e.RDMAErr)
 	}
+	return e
+}
+
+// TestRunRDMA runs against the embedded server over RDMA (in the VM).
+func TestRunRDMA(t *testing.T) {
+	e := startEmbeddedRDMA(t)
 	cfg := smallConfig(e.TCPAddr, pool.Auto, "ping,set,get,mset")
 	cfg.RDMAAddr = e.RDMAAddr
 	cfg.Pipeline = 8
@@ -676,15 +684,7 @@ func TestRunReadsWhileSending(t *testing.T) {
 // TestRunRDMAReadsWhileSending is TestRunReadsWhileSending over RDMA (in
 // the VM): a goroutine client with a pipeline longer than the rings.
 func TestRunRDMAReadsWhileSending(t *testing.T) {
-	rdmatest.Require(t)
-	e, err := StartEmbedded(true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if e.RDMAAddr == "" {
-		t.Fatalf("no RDMA listener: %v", e.RDMAErr)
-	}
+	e := startEmbeddedRDMA(t)
 	cfg := smallConfig(e.TCPAddr, pool.RDMAOnly, "set,get")
 	cfg.RDMAAddr = e.RDMAAddr
 	cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 50000, 50000, 100, 20*time.Second
