@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
 )
 

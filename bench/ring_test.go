@@ -3,7 +3,7 @@ package bench
 import (
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
 
@@ -13,7 +13,7 @@ import (
 // the re-arm (Reset, Arm) each time the 64 KiB buffer is used up.
 func BenchmarkRing(b *testing.B) {
 	const size, bufLen = 64, 64 << 10
-	pd := rdmatest.PD(b)
+	pd := openPD(b)
 	region, err := mr.Register(pd, bufLen, mr.LocalWrite|mr.RemoteWrite)
 	if err != nil {
 		b.Fatal(err)
@@ -41,4 +41,33 @@ func BenchmarkRing(b *testing.B) {
 		}
 		recv.Consume(len(recv.Readable()))
 	}
+}
+
+// openPD opens the first RDMA device and allocates a protection domain on it,
+// both released when the test ends. It fails or skips as rdmatest.Require does.
+func openPD(tb testing.TB) mr.PD {
+	tb.Helper()
+	t := rdmatest.Require(tb)
+	devs, list, err := t.GetDeviceList()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer t.FreeDeviceList(list)
+	if len(devs) == 0 {
+		tb.Fatal("no RDMA device")
+	}
+	ctx, err := t.OpenDevice(devs[0])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pd, err := t.AllocPD(ctx)
+	if err != nil {
+		t.CloseDevice(ctx)
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		t.DeallocPD(pd)
+		t.CloseDevice(ctx)
+	})
+	return mr.NewPD(pd)
 }

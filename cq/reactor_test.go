@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/cq"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
 	"github.com/seed54442f1a/rdmapool/server"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/loader"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // newEchoServer serves TCP echo on 127.0.0.1 until the test ends.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 	"github.com/seed54442f1a/rdmapool/qp"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/seed54442f1a/rdmapool/internal/clustertest"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
 	"github.com/seed54442f1a/rdmapool/qp"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 

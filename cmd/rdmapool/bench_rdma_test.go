@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // TestBenchRDMAFlags: over RDMA to the embedded server, every test runs,

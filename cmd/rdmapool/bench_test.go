@@ -23,7 +23,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cmd/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // runBench runs `rdmapool bench args...` without a terminal.

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
 )
 
 const infoUsage = `usage: rdmapool info [--json] [--require]

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
 	"github.com/seed54442f1a/rdmapool/loader"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
 )
 
 func TestUsage(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
 	"github.com/seed54442f1a/rdmapool/loader"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
 	"github.com/seed54442f1a/rdmapool/qp"
 	"github.com/seed54442f1a/rdmapool/server"
 )

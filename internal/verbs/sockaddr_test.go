@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // TestSockaddrZone: an IPv6 zone, by interface name or index, becomes the

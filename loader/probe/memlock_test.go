@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // memlockChildEnv makes the test binary the child of TestMemlockTooLow:

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
 )
 
 // Require returns the bound verbs table when this machine has a usable
