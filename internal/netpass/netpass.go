@@ -6,10 +6,10 @@
 // completion queue is always runnable, even when it yields with
 // runtime.Gosched; with such a goroutine on every P, every other network
 // event in the process (a TCP connection's data, a timer-less net.Conn
-// read) waits for sysmon. Measured in the VM (docs/design.md, "Inline
-// polling"), an RDMA request loop took a TCP round trip on loopback in the
-// same process from 70–90 µs to 7–18 ms. So every loop that polls without
-// parking calls Pass at least every Every. File, which hands an fd to the
+// read) waits for sysmon, and a TCP round trip beside an RDMA request loop
+// takes milliseconds (docs/benchmarks.md, "Busy polling and the
+// netpoller"). So every loop that polls without parking calls Pass at
+// least every Every. File, which hands an fd to the
 // netpoller, serves the passes and the reactor's sleep (package cq).
 //
 // Pass is built for Linux, where it waits on an eventfd; elsewhere
