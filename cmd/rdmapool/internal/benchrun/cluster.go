@@ -229,7 +229,9 @@ func (c *Cluster) connect(ctx context.Context, cfg Config) (conns []pool.PooledC
 	conns = make([]pool.PooledConn, cfg.Clients)
 	for j, n := range nodes {
 		nc := cfg
-		nc.Addr = n.Addr
+		// Each node's RDMA address is its own: RDMAAddrOf's, or its
+		// host's with RDMAPort.
+		nc.Addr, nc.RDMAAddr = n.Addr, ""
 		nc.Clients = (cfg.Clients - j + len(nodes) - 1) / len(nodes)
 		if nc.Clients == 0 {
 			continue
@@ -302,8 +304,14 @@ func redirected(err error) bool {
 	if !errors.As(err, &se) {
 		return false
 	}
+	return redirectedMsg(se.Msg)
+}
+
+// redirectedMsg reports whether an error reply's text says that the
+// cluster's slots moved.
+func redirectedMsg(msg string) bool {
 	for _, p := range []string{"MOVED ", "ASK ", "CLUSTERDOWN "} {
-		if strings.HasPrefix(se.Msg, p) {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}
@@ -314,77 +322,98 @@ func redirected(err error) bool {
 // the run fails.
 const maxRedirects = 16
 
-// follower returns Config.onError for a cluster run: on a redirection it
-// reads CLUSTER SLOTS again (once for the clients that meet it together),
-// and gives the client a new connection to its primary, so that the
-// replies still due on the old one are dropped with it.
-func (c *Cluster) follower(ctx context.Context, conns []pool.PooledConn, clients []*client, poolOf func(int) *pool.Pool, cfg Config) func(*client, error) bool {
-	index := make(map[*client]int, len(clients))
+// follower follows a cluster's redirections for a run's clients: on a
+// MOVED, ASK or CLUSTERDOWN it reads CLUSTER SLOTS again (once for the
+// clients that meet one together) and gives the client a new connection
+// to its primary, so that the replies still due on the old one are dropped
+// with it.
+type follower struct {
+	c      *Cluster
+	ctx    context.Context
+	poolOf func(int) *pool.Pool
+	setup  [][]byte
+	mu     sync.Mutex // held while CLUSTER SLOTS is read again
+	// Each client's redirections since the last of its requests was
+	// answered, read and written only by what drives the client (its
+	// goroutine, or its event loop).
+	streak []int
+	doneAt []uint64
+}
+
+func (c *Cluster) newFollower(ctx context.Context, clients int, poolOf func(int) *pool.Pool, cfg Config) *follower {
+	return &follower{c: c, ctx: ctx, poolOf: poolOf, setup: cfg.Setup, streak: make([]int, clients), doneAt: make([]uint64, clients)}
+}
+
+// follow deals with err, met by cl: when it is a redirection, and cl has
+// not met too many since its last answer, it reads the slots again, calls
+// drop to let cl's connection go, and returns a new connection to cl's
+// primary, set up as the first was. Else (false) err stands.
+func (f *follower) follow(cl *client, err error, drop func()) (pool.PooledConn, bool) {
+	if !redirected(err) {
+		return nil, false
+	}
+	c, i := f.c, cl.index
+	if d := cl.done.Load(); d != f.doneAt[i] {
+		f.doneAt[i], f.streak[i] = d, 0
+	}
+	if f.streak[i]++; f.streak[i] > maxRedirects {
+		return nil, false
+	}
+	var se *ServerError
+	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "CLUSTERDOWN") {
+		time.Sleep(time.Second) // as valkey-benchmark: the cluster usually recovers
+	}
+	c.mu.RLock()
+	gen := c.gen
+	var addrs []string
+	for _, n := range c.nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	c.mu.RUnlock()
+	f.mu.Lock()
+	c.mu.RLock()
+	stale := c.gen == gen
+	c.mu.RUnlock()
+	if stale && c.refresh(f.ctx, addrs) != nil {
+		f.mu.Unlock()
+		return nil, false
+	}
+	f.mu.Unlock()
+	drop()
+	rctx, cancel := context.WithTimeout(f.ctx, c.timeout)
+	defer cancel()
+	nc, err := f.poolOf(i).Get(rctx)
+	if err != nil {
+		return nil, false
+	}
+	sc := &client{conn: nc, in: make([]byte, 512)}
+	nc.SetDeadline(time.Now().Add(c.timeout))
+	for _, req := range f.setup {
+		if _, err := sc.roundTrip(req); err != nil {
+			nc.Discard()
+			return nil, false
+		}
+	}
+	nc.SetDeadline(time.Time{})
+	return nc, true
+}
+
+// onError returns Config.onError for a cluster run whose clients each
+// have a goroutine: their connections become swapConns, replaced on a
+// redirection.
+func (f *follower) onError(conns []pool.PooledConn, clients []*client) func(*client, error) bool {
 	for i, cl := range clients {
-		index[cl] = i
 		if _, ok := cl.conn.(*swapConn); !ok {
 			cl.conn = &swapConn{slot: &conns[i]}
 		}
 	}
-	var mu sync.Mutex
-	// Each client's redirections since its last batch that was answered,
-	// read and written by its goroutine alone.
-	streak := make([]int, len(clients))
-	doneAt := make([]uint64, len(clients))
 	return func(cl *client, err error) bool {
-		if !redirected(err) {
-			return false
-		}
-		i := index[cl]
-		if d := cl.done.Load(); d != doneAt[i] {
-			doneAt[i], streak[i] = d, 0
-		}
-		if streak[i]++; streak[i] > maxRedirects {
-			return false
-		}
-		var se *ServerError
-		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "CLUSTERDOWN") {
-			time.Sleep(time.Second) // as valkey-benchmark: the cluster usually recovers
-		}
-		c.mu.RLock()
-		gen := c.gen
-		var addrs []string
-		for _, n := range c.nodes {
-			addrs = append(addrs, n.Addr)
-		}
-		c.mu.RUnlock()
-		mu.Lock()
-		c.mu.RLock()
-		stale := c.gen == gen
-		c.mu.RUnlock()
-		if stale && c.refresh(ctx, addrs) != nil {
-			mu.Unlock()
-			return false
-		}
-		mu.Unlock()
 		s := cl.conn.(*swapConn)
-		s.get().Discard()
-		rctx, cancel := context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		nc, err := poolOf(i).Get(rctx)
-		if err != nil {
+		nc, ok := f.follow(cl, err, func() { s.get().Discard() })
+		if !ok {
 			return false
 		}
-		sc := &client{conn: nc, in: make([]byte, 512)}
-		nc.SetDeadline(time.Now().Add(c.timeout))
-		for _, req := range cfg.Setup {
-			if _, err := sc.roundTrip(req); err != nil {
-				nc.Discard()
-				return false
-			}
-		}
-		nc.SetDeadline(time.Time{})
-		s.mu.Lock()
-		*s.slot = nc
-		if !s.deadline.IsZero() {
-			nc.SetDeadline(s.deadline)
-		}
-		s.mu.Unlock()
+		s.put(nc)
 		cl.r, cl.w = 0, 0
 		return true
 	}

@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
@@ -116,5 +118,86 @@ func TestRunCluster(t *testing.T) {
 		if r.Requests != 300 {
 			t.Errorf("%s after MOVED: %d requests", r.Test, r.Requests)
 		}
+	}
+}
+
+// counterSum is the sum of the counters "{N}" (N below keys, zero-padded
+// as __rand_int__ is) that the node at addr serves.
+func counterSum(t *testing.T, addr string, keys int) int {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	c := &client{conn: nc, in: make([]byte, 4096)}
+	sum := 0
+	for k := range keys {
+		reply, err := c.roundTrip(multiBulk("GET", fmt.Sprintf("{%0*d}", len(randPlaceholder), k)))
+		var se *ServerError
+		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "MOVED ") {
+			continue // the other node's
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _, _ := parseValue(reply, 0); v != nil {
+			n, err := strconv.Atoi(v.(string))
+			if err != nil {
+				t.Fatalf("key %d: %q", k, v)
+			}
+			sum += n
+		}
+	}
+	return sum
+}
+
+// TestRunClusterMovedMidPipeline: a MOVED met after some of a batch's
+// requests were answered counts each request once, and executes it once.
+// Against an embedded cluster of two nodes, each INCR's key hashes on a
+// random number (its hash tag; the request has no {tag}), so that about half go
+// to the node that does not serve their slot, which answers MOVED: each
+// batch meets a MOVED wherever its first key of the other node's slots
+// is. The counters the servers hold then add up to the requests, and so
+// do the results, on event loops (netpoll) and on a goroutine a client
+// (gnet).
+func TestRunClusterMovedMidPipeline(t *testing.T) {
+	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, pool.TCPGnet} {
+		t.Run(engine.String(), func(t *testing.T) {
+			e, err := StartEmbeddedCluster(2, false, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			cl, err := DiscoverCluster(context.Background(), e.TCPAddrs[0], nil, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := cl.gen
+			test, err := Command([]string{"INCR", "{" + randPlaceholder + "}"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const requests = 400
+			cfg := Config{Addr: e.TCPAddrs[0], Policy: pool.TCPOnly, TCPEngine: engine, Clients: 2, Requests: requests, Pipeline: 8,
+				Keyspace: 1000, Seed: 7, Tests: []Test{test}, Cluster: cl}
+			o, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantLoops := engine == pool.TCPNetpoll && loopsSupported; (o.EventLoops > 0) != wantLoops {
+				t.Errorf("%d event loops, want loops: %v", o.EventLoops, wantLoops)
+			}
+			if cl.gen-gen < 2 {
+				t.Errorf("%d redirections followed: the test met too few MOVED", cl.gen-gen)
+			}
+			if r := o.Results[0]; r.Requests != requests || r.Hist.TotalCount() != requests {
+				t.Errorf("%d requests counted (histogram %d), want %d", r.Requests, r.Hist.TotalCount(), requests)
+			}
+			if sum := counterSum(t, e.TCPAddrs[0], cfg.Keyspace) + counterSum(t, e.TCPAddrs[1], cfg.Keyspace); sum != requests {
+				t.Errorf("the servers executed %d INCRs, want %d", sum, requests)
+			}
+		})
 	}
 }

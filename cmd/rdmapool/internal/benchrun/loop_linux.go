@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,6 +67,7 @@ type eventLoop struct {
 type loopClient struct {
 	*client
 	fd       int
+	slot     int32 // its index in the loop's clients: its epoll events' data
 	k, got   int   // the batch's requests and the replies in so far
 	wrote    int   // bytes of the batch written
 	start    int64 // the batch's write, in ns since epoch
@@ -103,7 +105,45 @@ func (l *eventLoop) add(c *client, fd int) error {
 		unix.Close(fd)
 		return os.NewSyscallError("epoll_ctl", err)
 	}
-	l.clients = append(l.clients, &loopClient{client: c, fd: fd, canWrite: true})
+	l.clients = append(l.clients, &loopClient{client: c, fd: fd, slot: ev.Fd, canWrite: true})
+	return nil
+}
+
+// redirect follows the redirection err that c met, in a cluster run: c's
+// socket is closed, the new connection's taken into the loop, and the
+// requests of the batch that were not answered are sent there. It returns
+// nil once they are on their way, else the error that ends the run (err,
+// when it is no redirection to follow).
+func (l *eventLoop) redirect(c *loopClient, ph *loopPhase, err error) error {
+	nc, ok := ph.follow(c.client, err, func() {
+		unix.Close(c.fd) // and out of the epoll set
+		c.fd = -1
+	})
+	if !ok {
+		return err
+	}
+	fd, ok, err := takeSocket(nc)
+	if err == nil && !ok {
+		nc.Discard()
+		err = errors.New("the new connection has no socket of its own")
+	}
+	if err != nil {
+		return err
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		unix.Close(fd)
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	c.fd, c.canRead, c.canWrite = fd, false, true
+	c.r, c.w = 0, 0
+	k := c.k - c.answered
+	ph.retag(c.client, k)
+	c.fill(k, ph.keyspace)
+	// The batch's start stays: the requests sent again are timed from it.
+	c.k, c.got, c.wrote, c.lat, c.answered = k, 0, 0, 0, 0
+	c.busy.Store(int64(time.Since(epoch)) + 1)
+	c.sending.Store(true)
 	return nil
 }
 
@@ -173,6 +213,13 @@ func (l *eventLoop) run(ph *loopPhase) error {
 				continue
 			}
 			done, err := c.step(ph)
+			for err != nil && ph.follow != nil && !ph.stopped.Load() {
+				if err = l.redirect(c, ph, err); err == nil {
+					done, err = c.step(ph)
+				} else {
+					break
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -193,7 +240,10 @@ func (c *loopClient) begin(k int, ph *loopPhase) error {
 
 // prime sets up a batch of k requests, to be sent.
 func (c *loopClient) prime(k int, ph *loopPhase) {
-	c.k, c.got, c.wrote, c.lat = k, 0, 0, 0
+	c.k, c.got, c.wrote, c.lat, c.answered = k, 0, 0, 0, 0
+	if ph.retag != nil {
+		ph.retag(c.client, k)
+	}
 	c.fill(k, ph.keyspace)
 	c.start = int64(time.Since(epoch))
 	c.busy.Store(c.start + 1)
@@ -286,8 +336,6 @@ func (c *loopClient) step(ph *loopPhase) (bool, error) {
 		if err != nil || !complete {
 			return false, err
 		}
-		c.busy.Store(0)
-		c.done.Add(uint64(c.k))
 		k := ph.claim(false)
 		if k == 0 {
 			return true, nil
@@ -300,7 +348,7 @@ func (c *loopClient) step(ph *loopPhase) (bool, error) {
 // until the batch's k are in (true) or the socket has no more for now.
 func (c *loopClient) receive(record bool) (bool, error) {
 	for {
-		from := c.got
+		from, moved := c.got, c.moved
 		for c.got < c.k {
 			n, isErr, err := skipReply(c.in[c.r:c.w])
 			if err != nil {
@@ -310,16 +358,18 @@ func (c *loopClient) receive(record bool) (bool, error) {
 				break
 			}
 			if isErr {
-				return false, &ServerError{Msg: errorText(c.in[c.r : c.r+n])}
+				if se := c.errorReply(n); se != nil {
+					c.count(c.lat, c.got-from-(c.moved-moved), record)
+					return false, c.finish(c.got, se)
+				}
 			}
 			c.r += n
 			c.got++
 		}
-		if record && c.got > from {
-			c.hist.RecordValues(min(max(c.lat, histLowest), histHighest), int64(c.got-from))
-		}
+		c.count(c.lat, c.got-from-(c.moved-moved), record)
 		if c.got == c.k {
-			return true, nil
+			c.busy.Store(0)
+			return true, c.finish(c.k, nil)
 		}
 		if !c.canRead {
 			return false, nil

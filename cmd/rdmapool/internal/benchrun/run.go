@@ -30,7 +30,10 @@ type Config struct {
 	// RDMAPort (pool.Options' rules).
 	RDMAAddr string
 	RDMAPort int
-	Policy   pool.Policy
+	// RDMAAddrOf, when set, gives each node's RDMA address in a cluster
+	// run (pool.Options.RDMAAddrOf); RDMAAddr is then not used.
+	RDMAAddrOf func(addr string) (string, error)
+	Policy     pool.Policy
 	// RDMA are the options of the RDMA connections (pool.Options.RDMA);
 	// nil means the defaults.
 	RDMA *qp.Options
@@ -90,6 +93,9 @@ type Config struct {
 	// then only where it was found.
 	Cluster *Cluster
 	onError func(*client, error) bool // true: the error was dealt with
+	// follow, in a cluster run on event loops, follows a redirection
+	// (follower.follow).
+	follow func(*client, error, func()) (pool.PooledConn, bool)
 	// Seed, when not 0, seeds the random numbers of -r (--seed); the
 	// clients' sequences then differ from each other and from those of
 	// another seed. 0 keeps the fixed default.
@@ -372,6 +378,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	clients := make([]*client, len(conns))
 	for i, c := range conns {
 		clients[i] = newClient(c, clientSeed(cfg.Seed, i))
+		clients[i].index, clients[i].follows = i, cfg.Cluster != nil
 		if cfg.Precision != 0 && cfg.Precision != histSigFigs {
 			clients[i].hist = histSized(cfg.Precision)
 		}
@@ -382,17 +389,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Reconnect {
 		cfg.reconnect = reconnector(ctx, poolOf, conns, clients, cfg)
 	}
+	var follow *follower
 	if cfg.Cluster != nil {
-		cfg.onError = cfg.Cluster.follower(ctx, conns, clients, poolOf, cfg)
+		follow = cfg.Cluster.newFollower(ctx, len(clients), poolOf, cfg)
 	}
-	// Event loops drive clients whose connection stays theirs for the run:
-	// not with -k 0 (a new connection a batch) nor in a cluster (a MOVED
-	// replaces the connection), which keep a goroutine a client.
+	// Event loops drive the clients of TCP sockets, in a cluster too (a
+	// redirection gives the loop the socket of the new connection); not
+	// with -k 0 (a new connection a batch), which keeps a goroutine a
+	// client.
 	var loops []*eventLoop
-	if !cfg.Reconnect && cfg.Cluster == nil {
+	if !cfg.Reconnect {
 		var err error
 		if loops, err = startLoops(clients, cfg.Threads); err != nil {
 			return out, err
+		}
+	}
+	if follow != nil {
+		if loops != nil {
+			cfg.follow = follow.follow
+		} else {
+			cfg.onError = follow.onError(conns, clients)
 		}
 	}
 	defer func() {
@@ -432,7 +448,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 // newPool is the pool of a run's connections: one a client, kept open.
 func newPool(cfg Config) (*pool.Pool, error) {
 	return pool.New(pool.Options{
-		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAAddrOf: cfg.RDMAAddrOf, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
 		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
 }
@@ -634,6 +650,10 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 	lp := &loopPhase{
 		keyspace: uint64(cfg.Keyspace), pipeline: cfg.Pipeline, record: ph.record,
 		requests: ph.requests, remaining: &remaining, deadline: deadline, stopped: &s.stopped,
+		follow: cfg.follow,
+	}
+	if cfg.Cluster != nil {
+		lp.retag = func(c *client, k int) { cfg.Cluster.retag(c, c.index, req, k) }
 	}
 	var wg sync.WaitGroup
 	for _, l := range loops {
@@ -644,21 +664,24 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 		})
 	}
 	if loops == nil {
-		for i, c := range clients {
+		for _, c := range clients {
 			wg.Go(func() {
 				for first := true; ; first = false {
 					k := lp.claim(first)
 					if k == 0 {
 						return
 					}
-					if cfg.Cluster != nil {
-						cfg.Cluster.retag(c, i, req, k)
+					if lp.retag != nil {
+						lp.retag(c, k)
 					}
 					err := c.batch(k, lp.keyspace, ph.record)
-					// A cluster's MOVED: the batch again, on the new connection.
+					// A cluster's MOVED: the requests it left unanswered
+					// again, on the new connection; those answered before
+					// it are counted already.
 					for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
-						cfg.Cluster.retag(c, i, req, k)
-						err = c.batch(k, lp.keyspace, ph.record)
+						k -= c.answered
+						lp.retag(c, k)
+						err = c.resend(k, lp.keyspace, ph.record)
 					}
 					if err != nil {
 						s.stop(err)
