@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
 )
 
@@ -199,5 +200,59 @@ func TestRunClusterMovedMidPipeline(t *testing.T) {
 				t.Errorf("the servers executed %d INCRs, want %d", sum, requests)
 			}
 		})
+	}
+}
+
+// TestRunEmbeddedClusterRDMA: over RDMA to an embedded cluster of three
+// nodes, each reached at its own RDMA address (Config.RDMAAddrOf), and
+// over TCP to the same nodes, the redirected INCRs of
+// TestRunClusterMovedMidPipeline are counted and executed once (in the
+// VM: make test-rxe VM_PKGS=./cmd/rdmapool/internal/benchrun
+// VM_RUN=TestRunEmbeddedClusterRDMA).
+func TestRunEmbeddedClusterRDMA(t *testing.T) {
+	rdmatest.Require(t)
+	e, err := StartEmbeddedCluster(3, true, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if len(e.RDMAAddrs) != 3 {
+		t.Fatalf("RDMA addresses %v: %v", e.RDMAAddrs, e.RDMAErr)
+	}
+	test, err := Command([]string{"INCR", "{" + randPlaceholder + "}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const requests = 300
+	sum := 0
+	for _, policy := range []pool.Policy{pool.RDMAOnly, pool.TCPOnly} {
+		cl, err := DiscoverCluster(context.Background(), e.TCPAddrs[0], nil, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Addr: e.TCPAddrs[0], RDMAAddrOf: pool.RDMAAddrTable(e.RDMAAddrs), Policy: policy, Clients: 3, Requests: requests,
+			Pipeline: 8, Keyspace: 1000, Seed: 3, Tests: []Test{test}, Cluster: cl}
+		o, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%v: %v", policy, err)
+		}
+		want := pool.RDMA
+		if policy == pool.TCPOnly {
+			want = pool.TCP
+		}
+		if o.Transport != want {
+			t.Errorf("%v: transport %s (%s)", policy, o.Transport, o.Reason)
+		}
+		if r := o.Results[0]; r.Requests != requests {
+			t.Errorf("%v: %d requests counted, want %d", policy, r.Requests, requests)
+		}
+		sum += requests
+		got := 0
+		for _, a := range e.TCPAddrs {
+			got += counterSum(t, a, cfg.Keyspace)
+		}
+		if got != sum {
+			t.Errorf("after %v: the servers executed %d INCRs, want %d", policy, got, sum)
+		}
 	}
 }
