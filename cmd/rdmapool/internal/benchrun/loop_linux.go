@@ -124,10 +124,10 @@ func (l *eventLoop) redirect(c *loopClient, ph *loopPhase, err error) error {
 	}
 	fd, ok, err := takeSocket(nc)
 	if err == nil && !ok {
-		nc.Discard()
 		err = errors.New("the new connection has no socket of its own")
 	}
 	if err != nil {
+		nc.Discard()
 		return err
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
