@@ -61,7 +61,8 @@ type client struct {
 	in   []byte // reply buffer; in[r:w] is unparsed
 	r, w int
 
-	index int // the client's place among the run's clients
+	index int    // the client's place among the run's clients
+	node  string // in a cluster run, its primary's address
 
 	// start is the first write of the batch in flight: a request sent
 	// again after a redirection is timed from it, as a cluster client
@@ -153,9 +154,9 @@ func (c *client) batch(k int, keyspace uint64, record bool) error {
 	return c.transmit(k, record)
 }
 
-// resend sends the k requests of the batch in flight that an error reply
-// (a cluster's MOVED) left unanswered, on the client's new connection, with
-// new random keys; their latencies count from the batch's first write.
+// resend sends again the k requests of the batch that a cluster
+// redirected (MOVED), with new random keys; their latencies count from the
+// batch's first write.
 func (c *client) resend(k int, keyspace uint64, record bool) error {
 	c.fill(k, keyspace)
 	return c.transmit(k, record)

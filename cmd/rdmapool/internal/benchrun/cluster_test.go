@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -254,5 +255,38 @@ func TestRunEmbeddedClusterRDMA(t *testing.T) {
 		if got != sum {
 			t.Errorf("after %v: the servers executed %d INCRs, want %d", policy, got, sum)
 		}
+	}
+}
+
+// TestRetagFollowsNode: a client's tags are of the slots of its own
+// primary, found by address, whatever that primary's place in a map read
+// again (one that names the primaries in another order); a primary that
+// serves no slot any more leaves it the primary of its index.
+func TestRetagFollowsNode(t *testing.T) {
+	c := &Cluster{}
+	set := func(nodes ...ClusterNode) {
+		c.nodes, c.byAddr = nodes, map[string]int{}
+		for i, n := range nodes {
+			c.byAddr[n.Addr] = i
+		}
+	}
+	set(ClusterNode{Addr: "b:1", Slots: []uint16{7}}, ClusterNode{Addr: "a:1", Slots: []uint16{9000}})
+	req := multiBulk("GET", "k:"+tagPlaceholder)
+	cl := newClient(nil, 1)
+	cl.prepare(req, 2, nil)
+	cl.index, cl.node = 0, "a:1"
+	slotOf := func() int {
+		c.retag(cl, req, 2)
+		key := string(cl.out[bytes.Index(cl.out, []byte("k:")) : bytes.Index(cl.out, []byte("k:"))+len("k:")+len(tagPlaceholder)])
+		tag := strings.TrimSuffix(strings.TrimPrefix(key[2:], "{"), "}")
+		tag = strings.TrimRight(tag, "}")
+		return int(crc16([]byte(tag)) & 16383)
+	}
+	if s := slotOf(); s != 9000 {
+		t.Errorf("a:1's client got slot %d, want 9000", s)
+	}
+	set(ClusterNode{Addr: "b:1", Slots: []uint16{7}}, ClusterNode{Addr: "a:1"})
+	if s := slotOf(); s != 7 {
+		t.Errorf("a client whose primary has no slot got slot %d, want primary 0's, 7", s)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/seed54442f1a/rdmapool/pool"
 )
 
 // hasSocket says whether c has a socket of its own (pool.PooledConn's
@@ -32,7 +30,7 @@ type loopPhase struct {
 	// tag of a slot of its primary; follow follows a redirection
 	// (follower.follow).
 	retag  func(c *client, k int)
-	follow func(c *client, err error, drop func()) (pool.PooledConn, bool)
+	follow func(c *client, err error) bool
 }
 
 // claim returns the size of a client's next batch, 0 when the phase has

@@ -1,7 +1,6 @@
 package benchrun
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,7 +66,6 @@ type eventLoop struct {
 type loopClient struct {
 	*client
 	fd       int
-	slot     int32 // its index in the loop's clients: its epoll events' data
 	k, got   int   // the batch's requests and the replies in so far
 	wrote    int   // bytes of the batch written
 	start    int64 // the batch's write, in ns since epoch
@@ -105,46 +103,21 @@ func (l *eventLoop) add(c *client, fd int) error {
 		unix.Close(fd)
 		return os.NewSyscallError("epoll_ctl", err)
 	}
-	l.clients = append(l.clients, &loopClient{client: c, fd: fd, slot: ev.Fd, canWrite: true})
+	l.clients = append(l.clients, &loopClient{client: c, fd: fd, canWrite: true})
 	return nil
 }
 
-// redirect follows the redirection err that c met, in a cluster run: c's
-// socket is closed, the new connection's taken into the loop, and the
-// requests of the batch that were not answered are sent there. It returns
-// nil once they are on their way, else the error that ends the run (err,
-// when it is no redirection to follow).
-func (l *eventLoop) redirect(c *loopClient, ph *loopPhase, err error) error {
-	nc, ok := ph.follow(c.client, err, func() {
-		unix.Close(c.fd) // and out of the epoll set
-		c.fd = -1
-	})
-	if !ok {
-		return err
-	}
-	fd, ok, err := takeSocket(nc)
-	if err == nil && !ok {
-		err = errors.New("the new connection has no socket of its own")
-	}
-	if err != nil {
-		nc.Discard()
-		return err
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		unix.Close(fd)
-		return os.NewSyscallError("epoll_ctl", err)
-	}
-	c.fd, c.canRead, c.canWrite = fd, false, true
-	c.r, c.w = 0, 0
+// again sets c up to send again, after a redirection (a cluster's
+// MOVED), the requests of its batch that were redirected, with new random
+// keys and the tag of a slot its primary serves now; their latencies count
+// from the batch's first write.
+func (c *loopClient) again(ph *loopPhase) {
 	k := c.k - c.answered
 	ph.retag(c.client, k)
 	c.fill(k, ph.keyspace)
-	// The batch's start stays: the requests sent again are timed from it.
 	c.k, c.got, c.wrote, c.lat, c.answered = k, 0, 0, 0, 0
 	c.busy.Store(int64(time.Since(epoch)) + 1)
 	c.sending.Store(true)
-	return nil
 }
 
 // wake makes the loop's epoll_wait return, to see that its phase stopped.
@@ -213,12 +186,9 @@ func (l *eventLoop) run(ph *loopPhase) error {
 				continue
 			}
 			done, err := c.step(ph)
-			for err != nil && ph.follow != nil && !ph.stopped.Load() {
-				if err = l.redirect(c, ph, err); err == nil {
-					done, err = c.step(ph)
-				} else {
-					break
-				}
+			for err != nil && ph.follow != nil && !ph.stopped.Load() && ph.follow(c.client, err) {
+				c.again(ph)
+				done, err = c.step(ph)
 			}
 			if err != nil {
 				return err

@@ -8,8 +8,8 @@ import (
 	"github.com/seed54442f1a/rdmapool/pool"
 )
 
-// swapConn is a client's connection with -k 0, replaced by a new one after
-// each batch, or in a cluster run, replaced on a redirection. The watchdog's deadline (stopper.stop) may come from another
+// swapConn is a client's connection with -k 0: replaced by a new one after
+// each batch. The watchdog's deadline (stopper.stop) may come from another
 // goroutine at any time; it is kept, and set on every later connection too,
 // so that a stop is never lost to a reconnect.
 type swapConn struct {
@@ -22,16 +22,6 @@ func (s *swapConn) get() pool.PooledConn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return *s.slot
-}
-
-// put makes nc the connection, with the deadline of the last SetDeadline.
-func (s *swapConn) put(nc pool.PooledConn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	*s.slot = nc
-	if !s.deadline.IsZero() {
-		nc.SetDeadline(s.deadline)
-	}
 }
 
 func (s *swapConn) Read(b []byte) (int, error)  { return s.get().Read(b) }
@@ -83,7 +73,12 @@ func reconnector(ctx context.Context, poolOf func(int) *pool.Pool, conns []pool.
 			}
 			nc.SetDeadline(time.Time{})
 		}
-		s.put(nc)
+		s.mu.Lock()
+		*s.slot = nc
+		if !s.deadline.IsZero() {
+			nc.SetDeadline(s.deadline)
+		}
+		s.mu.Unlock()
 		c.r, c.w = 0, 0
 		return nil
 	}

@@ -92,10 +92,9 @@ type Config struct {
 	// Cluster, when set, runs against its primaries (--cluster); Addr is
 	// then only where it was found.
 	Cluster *Cluster
-	onError func(*client, error) bool // true: the error was dealt with
-	// follow, in a cluster run on event loops, follows a redirection
-	// (follower.follow).
-	follow func(*client, error, func()) (pool.PooledConn, bool)
+	// onError, in a cluster run, follows a redirection (follower.follow):
+	// true, the redirected requests are to be sent again.
+	onError func(*client, error) bool
 	// Seed, when not 0, seeds the random numbers of -r (--seed); the
 	// clients' sequences then differ from each other and from those of
 	// another seed. 0 keeps the fixed default.
@@ -321,10 +320,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var p *pool.Pool
 	var conns []pool.PooledConn
 	poolOf := func(int) *pool.Pool { return p }
+	var nodeAddrs []string // in a cluster, each client's primary
 	if cfg.Cluster != nil {
 		var closeAll func()
 		var err error
-		if conns, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
+		if conns, nodeAddrs, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
 			return nil, err
 		}
 		defer closeAll()
@@ -378,7 +378,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	clients := make([]*client, len(conns))
 	for i, c := range conns {
 		clients[i] = newClient(c, clientSeed(cfg.Seed, i))
-		clients[i].index, clients[i].follows = i, cfg.Cluster != nil
+		clients[i].index = i
+		if cfg.Cluster != nil {
+			clients[i].node, clients[i].follows = nodeAddrs[i], true
+		}
 		if cfg.Precision != 0 && cfg.Precision != histSigFigs {
 			clients[i].hist = histSized(cfg.Precision)
 		}
@@ -389,26 +392,17 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Reconnect {
 		cfg.reconnect = reconnector(ctx, poolOf, conns, clients, cfg)
 	}
-	var follow *follower
 	if cfg.Cluster != nil {
-		follow = cfg.Cluster.newFollower(ctx, len(clients), poolOf, cfg)
+		cfg.onError = cfg.Cluster.newFollower(ctx, len(clients)).follow
 	}
 	// Event loops drive the clients of TCP sockets, in a cluster too (a
-	// redirection gives the loop the socket of the new connection); not
-	// with -k 0 (a new connection a batch), which keeps a goroutine a
-	// client.
+	// redirected request is sent again on the same connection); not with
+	// -k 0 (a new connection a batch), which keeps a goroutine a client.
 	var loops []*eventLoop
 	if !cfg.Reconnect {
 		var err error
 		if loops, err = startLoops(clients, cfg.Threads); err != nil {
 			return out, err
-		}
-	}
-	if follow != nil {
-		if loops != nil {
-			cfg.follow = follow.follow
-		} else {
-			cfg.onError = follow.onError(conns, clients)
 		}
 	}
 	defer func() {
@@ -650,10 +644,10 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 	lp := &loopPhase{
 		keyspace: uint64(cfg.Keyspace), pipeline: cfg.Pipeline, record: ph.record,
 		requests: ph.requests, remaining: &remaining, deadline: deadline, stopped: &s.stopped,
-		follow: cfg.follow,
+		follow: cfg.onError,
 	}
 	if cfg.Cluster != nil {
-		lp.retag = func(c *client, k int) { cfg.Cluster.retag(c, c.index, req, k) }
+		lp.retag = func(c *client, k int) { cfg.Cluster.retag(c, req, k) }
 	}
 	var wg sync.WaitGroup
 	for _, l := range loops {
@@ -675,9 +669,8 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 						lp.retag(c, k)
 					}
 					err := c.batch(k, lp.keyspace, ph.record)
-					// A cluster's MOVED: the requests it left unanswered
-					// again, on the new connection; those answered before
-					// it are counted already.
+					// A cluster's MOVED: the requests it redirected
+					// again; those answered are counted already.
 					for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
 						k -= c.answered
 						lp.retag(c, k)
