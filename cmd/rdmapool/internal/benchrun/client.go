@@ -124,6 +124,7 @@ func (c *client) prepare(req []byte, pipeline int, shared []byte) {
 		}
 	}
 	c.hist.Reset()
+	c.moved, c.redirect = 0, nil // of a batch a stop cut short
 	c.done.Store(0)
 	c.busy.Store(0)
 }
