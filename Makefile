@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench bench-ffi bench-rxe bench-valkey test-rxe vm-run vm-fetch
+.PHONY: run test bench bench-ffi bench-rxe bench-valkey bench-cluster test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -37,6 +37,12 @@ bench-rxe:
 bench-valkey:
 	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make bench-valkey VALKEY_DIR=dir (valkey-server and valkey-benchmark built with BUILD_RDMA=yes)" >&2; exit 2; fi
 	vm/bench-valkey.sh --valkey $(call shq,VALKEY_DIR)
+
+# bench-cluster: in one VM boot, rdmapool bench --cluster against the
+# embedded cluster over RDMA and over TCP, back to back in each round;
+# writes out/bench-cluster.{json,md}.
+bench-cluster:
+	vm/bench-cluster.sh
 
 # test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
 #   VM_RUN=regex         -test.run for every test binary

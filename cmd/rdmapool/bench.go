@@ -41,7 +41,10 @@ With neither -h nor -p it starts the embedded server in this process (TCP on
 127.0.0.1, and RDMA on the first active RDMA port's IPv4 address, or
 RDMAPOOL_TEST_ADDR, when a device can be used; with -a as its password) and
 runs -n 10000 per test; it says which transport ran and why (on stderr with
--q and --csv).
+-q and --csv). With --cluster too, it starts an embedded cluster of
+--cluster-nodes nodes (3) that split the slots evenly, each with a TCP port
+and an RDMA port of its own, and follows CLUSTER SLOTS and MOVED as against
+a real cluster.
 
 --transport both runs the workload over RDMA, then over TCP, and prints them
 side by side with the ratios rdma/tcp. Unless --warmup is given, each test
@@ -105,6 +108,7 @@ type benchFlags struct {
 	resp3            bool   // -3
 	loop, idle       bool   // -l, -I
 	cluster          bool   // --cluster
+	clusterNodes     int    // --cluster-nodes
 	version          bool   // --version
 	command          []string
 
@@ -150,6 +154,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the random keys of -r; by default from the time, as valkey-benchmark's")
 	fs.IntVar(&f.precision, "precision", 3, "significant figures of the latency histograms, 1 to 4")
 	fs.BoolVar(&f.cluster, "cluster", false, "cluster mode: find the primaries with CLUSTER SLOTS and send each command to the one that serves its key; a command given on the command line must put its key's hash tag in {tag}")
+	fs.IntVar(&f.clusterNodes, "cluster-nodes", 3, fmt.Sprintf("with --cluster and neither -h nor -p: the nodes (1 to %d) of the embedded cluster started in this process", benchrun.MaxClusterNodes))
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }
@@ -164,7 +169,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, err
 	}
 	requestsSet, testsSet, rdmaPortSet := false, false, false
-	warmupSet, seedSet, sizeSet, keyspaceSet := false, false, false, false
+	warmupSet, seedSet, sizeSet, keyspaceSet, nodesSet := false, false, false, false, false
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "h":
@@ -185,6 +190,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 			sizeSet = true
 		case "r":
 			keyspaceSet = true
+		case "cluster-nodes":
+			nodesSet = true
 		}
 	})
 	if f.version {
@@ -235,8 +242,12 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, errors.New("-l and --transport both cannot be used together")
 	case f.idle && strings.EqualFold(f.transport, "both"):
 		return nil, errors.New("-I and --transport both cannot be used together")
-	case f.cluster && f.embedded:
-		return nil, errors.New("--cluster needs a cluster node given by -h or -p; the embedded server is not a cluster")
+	case nodesSet && !f.cluster:
+		return nil, fmt.Errorf("--cluster-nodes %d needs --cluster", f.clusterNodes)
+	case nodesSet && !f.embedded:
+		return nil, fmt.Errorf("--cluster-nodes %d is the size of the embedded cluster; a cluster given by -h or -p has its own", f.clusterNodes)
+	case f.clusterNodes < 1 || f.clusterNodes > benchrun.MaxClusterNodes:
+		return nil, fmt.Errorf("--cluster-nodes %d: want 1 to %d", f.clusterNodes, benchrun.MaxClusterNodes)
 	case f.port < 1 || f.port > 65535:
 		return nil, fmt.Errorf("-p %d is not a port (1 to 65535)", f.port)
 	case f.rdmaPort < 0 || f.rdmaPort > 65535:
@@ -402,7 +413,22 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	// rdmaDown, when set, is why RDMA cannot run before anything is dialled
 	// (the embedded server has no RDMA listener).
 	var rdmaDown error
-	if f.embedded {
+	var embeddedRDMA map[string]string // the embedded cluster's RDMA addresses
+	if f.embedded && f.cluster {
+		e, err := benchrun.StartEmbeddedCluster(f.clusterNodes, f.both || f.policy != pool.TCPOnly, cfg.RDMA, f.password)
+		if err != nil {
+			return fail("cannot start the embedded cluster: %v", err)
+		}
+		defer e.Close()
+		server = "embedded cluster"
+		cfg.Addr, cfg.RDMAAddr, cfg.RDMAPort = e.TCPAddrs[0], "", 0
+		if e.RDMAAddrs != nil {
+			cfg.RDMAAddrOf = pool.RDMAAddrTable(e.RDMAAddrs)
+			embeddedRDMA = e.RDMAAddrs
+		} else {
+			rdmaDown = e.RDMAErr
+		}
+	} else if f.embedded {
 		e, err := benchrun.StartEmbeddedAuth(f.both || f.policy != pool.TCPOnly, cfg.RDMA, f.password)
 		if err != nil {
 			return fail("cannot start the embedded server: %v", err)
@@ -473,7 +499,11 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		host.Primaries, host.Config = len(nodes), nil
 		for i, n := range nodes {
 			rep.Primaries = append(rep.Primaries, n.Addr)
-			fmt.Fprintf(info, "Primary %d: %s %s\n", i, n.ID, n.Addr)
+			if r := embeddedRDMA[n.Addr]; r != "" {
+				fmt.Fprintf(info, "Primary %d: %s %s (rdma %s)\n", i, n.ID, n.Addr, r)
+			} else {
+				fmt.Fprintf(info, "Primary %d: %s %s\n", i, n.ID, n.Addr)
+			}
 			if text && !f.quiet {
 				sc, err := benchrun.FetchConfig(ctx, n.Addr, setup, 2*time.Second)
 				if err != nil {
@@ -684,6 +714,9 @@ func maxClients(embedded, rdma bool) int {
 }
 
 func describeServer(server string, cfg benchrun.Config) string {
+	if server == "embedded cluster" {
+		return server // the primaries are listed before
+	}
 	if server != "embedded" {
 		return server
 	}

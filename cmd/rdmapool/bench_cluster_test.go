@@ -58,3 +58,19 @@ func TestBenchCluster(t *testing.T) {
 		t.Errorf("not a cluster: exit %d, %s", code, stderr)
 	}
 }
+
+// TestBenchEmbeddedCluster: --cluster with neither -h nor -p starts an
+// embedded cluster of --cluster-nodes nodes and runs against it as
+// against a real one.
+func TestBenchEmbeddedCluster(t *testing.T) {
+	code, stdout, stderr := runBench(t, "--cluster", "--cluster-nodes", "2", "--transport", "tcp", "-n", "200", "-c", "4", "-r", "1000", "-t", "set,get,mset")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"Cluster has 2 primary nodes:\n\nPrimary 0: ", "server: embedded cluster; transport: tcp (--transport tcp)", "  cluster mode: yes (2 primaries)\n",
+		"====== MSET (10 keys) ======", "200 requests completed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -34,3 +34,19 @@ func TestBenchRDMAFlags(t *testing.T) {
 		t.Errorf("-I: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// TestBenchEmbeddedClusterRDMA: `bench --cluster` against the embedded
+// cluster, over RDMA (each primary at its RDMA address) and over TCP, in
+// the VM (make test-rxe VM_PKGS=./cmd/rdmapool
+// VM_RUN=TestBenchEmbeddedClusterRDMA).
+func TestBenchEmbeddedClusterRDMA(t *testing.T) {
+	rdmatest.Require(t)
+	// --transport tcp starts no RDMA listener: no primary has an RDMA address.
+	for tr, rdmaAddrs := range map[string]int{"rdma": 3, "tcp": 0} {
+		code, stdout, stderr := runBench(t, "--cluster", "--transport", tr, "-n", "300", "-c", "3", "-P", "4", "-r", "1000", "-t", "set,get,lpush", "-q")
+		if code != 0 || strings.Count(stderr, " (rdma ") != rdmaAddrs || !strings.Contains(stderr, "server: embedded cluster; transport: "+tr+" ") ||
+			strings.Join(quietTests(stdout), "|") != "SET|GET|LPUSH" {
+			t.Errorf("--transport %s: exit %d, stdout %s, stderr %s", tr, code, stdout, stderr)
+		}
+	}
+}

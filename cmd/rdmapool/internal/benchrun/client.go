@@ -61,6 +61,24 @@ type client struct {
 	in   []byte // reply buffer; in[r:w] is unparsed
 	r, w int
 
+	index int    // the client's place among the run's clients
+	node  string // in a cluster run, its primary's address
+
+	// start is the first write of the batch in flight: a request sent
+	// again after a redirection is timed from it, as a cluster client
+	// following MOVED would see it.
+	batchStart time.Time
+	// answered is how many of the requests of the batch that ended with
+	// an error were answered: counted (done, hist) once, and not sent
+	// again.
+	answered int
+	// follows is whether the client follows a cluster's redirections: a
+	// batch that meets one is read to its end, its other replies counted,
+	// and ends with the first (redirect), moved being how many there were.
+	follows  bool
+	redirect *ServerError
+	moved    int
+
 	rng  uint64
 	hist *hdrhistogram.Histogram
 	done atomic.Uint64 // requests completed, read by the progress display
@@ -106,6 +124,7 @@ func (c *client) prepare(req []byte, pipeline int, shared []byte) {
 		}
 	}
 	c.hist.Reset()
+	c.moved, c.redirect = 0, nil // of a batch a stop cut short
 	c.done.Store(0)
 	c.busy.Store(0)
 }
@@ -131,11 +150,27 @@ func putNum(b []byte, v uint64) {
 // keyspace, each placeholder gets a random number below it. An error reply
 // ends it with a *ServerError.
 func (c *client) batch(k int, keyspace uint64, record bool) error {
-	buf := c.out[:k*c.reqLen]
 	c.fill(k, keyspace)
-	start := time.Now()
+	c.batchStart = time.Now()
+	return c.transmit(k, record)
+}
+
+// resend sends again the k requests of the batch that a cluster
+// redirected (MOVED), with new random keys; their latencies count from the
+// batch's first write.
+func (c *client) resend(k int, keyspace uint64, record bool) error {
+	c.fill(k, keyspace)
+	return c.transmit(k, record)
+}
+
+// transmit writes k requests of the batch begun at c.batchStart and
+// reads their replies.
+func (c *client) transmit(k int, record bool) error {
+	buf := c.out[:k*c.reqLen]
+	start := c.batchStart
 	since := int64(start.Sub(epoch)) + 1
-	c.busy.Store(since)
+	c.answered = 0
+	c.busy.Store(int64(time.Since(epoch)) + 1)
 	c.sending.Store(true)
 	if len(buf) >= concurrentSend {
 		return c.sendWhileReading(buf, k, start, since, record)
@@ -192,7 +227,7 @@ func (c *client) receive(k int, start time.Time, since int64, record bool) error
 		// The replies a read completed share its latency: one record with
 		// their count, not one a reply (a pipeline's replies mostly come
 		// in one read).
-		from := got
+		from, moved := got, c.moved
 		for got < k {
 			n, isErr, err := skipReply(c.in[c.r:c.w])
 			if err != nil {
@@ -202,18 +237,18 @@ func (c *client) receive(k int, start time.Time, since int64, record bool) error
 				break
 			}
 			if isErr {
-				return &ServerError{Msg: errorText(c.in[c.r : c.r+n])}
+				if se := c.errorReply(n); se != nil {
+					c.count(lat, got-from-(c.moved-moved), record)
+					return c.finish(got, se)
+				}
 			}
 			c.r += n
 			got++
 		}
-		if record && got > from {
-			c.hist.RecordValues(min(max(lat, histLowest), histHighest), int64(got-from))
-		}
+		c.count(lat, got-from-(c.moved-moved), record)
 		if got == k {
 			c.busy.Store(0)
-			c.done.Add(uint64(k))
-			return nil
+			return c.finish(k, nil)
 		}
 		c.makeRoom()
 		n, err := c.conn.Read(c.in[c.w:])
@@ -228,6 +263,45 @@ func (c *client) receive(k int, start time.Time, since int64, record bool) error
 			}
 			return err
 		}
+	}
+}
+
+// errorReply deals with the error reply of n bytes at c.in[c.r:]: a
+// redirection, when the client follows them, is noted (the batch's other
+// replies are still read, and the batch ends with it); any other ends the
+// batch, and is returned.
+func (c *client) errorReply(n int) *ServerError {
+	msg := errorText(c.in[c.r : c.r+n])
+	if c.follows && redirectedMsg(msg) {
+		if c.redirect == nil {
+			c.redirect = &ServerError{Msg: msg}
+		}
+		c.moved++
+		return nil
+	}
+	return &ServerError{Msg: msg}
+}
+
+// finish ends the batch after got replies, with se or, when se is nil,
+// with the batch's first redirection, if any: the replies that were
+// answers are counted done (and c.answered), the redirected are not.
+func (c *client) finish(got int, se *ServerError) error {
+	if se == nil {
+		se = c.redirect
+	}
+	c.answered = got - c.moved
+	c.done.Add(uint64(c.answered))
+	c.moved, c.redirect = 0, nil
+	if se == nil {
+		return nil
+	}
+	return se
+}
+
+// count records n replies of latency lat, when record is set.
+func (c *client) count(lat int64, n int, record bool) {
+	if record && n > 0 {
+		c.hist.RecordValues(min(max(lat, histLowest), histHighest), int64(n))
 	}
 }
 

@@ -24,15 +24,18 @@ const tagPlaceholder = "{tag}"
 // CLUSTER SLOTS says (--cluster). Client i of a run connects to primary
 // i mod the number of primaries, as valkey-benchmark's clients do, and
 // each of its batches carries the hash tag of a random slot of that
-// primary. A MOVED, ASK or CLUSTERDOWN reply reads CLUSTER SLOTS again
-// and reconnects the client, whose batch is then sent again.
+// primary. A MOVED, ASK or CLUSTERDOWN reply reads CLUSTER SLOTS again;
+// the client reads the rest of its batch, and sends the requests that
+// were redirected again, on the same connection, with the tag of a slot
+// its primary serves now.
 type Cluster struct {
 	setup   [][]byte
 	timeout time.Duration
 
-	mu    sync.RWMutex
-	nodes []ClusterNode // primaries, in the order CLUSTER SLOTS first names them
-	gen   int           // counts the refreshes
+	mu     sync.RWMutex
+	nodes  []ClusterNode  // primaries, in the order CLUSTER SLOTS first names them
+	byAddr map[string]int // nodes' indexes by address
+	gen    int            // counts the refreshes
 
 	offsMu  sync.Mutex
 	offsReq []byte // the request offs are of
@@ -76,8 +79,12 @@ func (c *Cluster) refresh(ctx context.Context, addrs []string) error {
 			errs = append(errs, fmt.Errorf("CLUSTER SLOTS from %s: no primary serves a slot", addr))
 			continue
 		}
+		byAddr := make(map[string]int, len(nodes))
+		for i, n := range nodes {
+			byAddr[n.Addr] = i
+		}
 		c.mu.Lock()
-		c.nodes = nodes
+		c.nodes, c.byAddr = nodes, byAddr
 		c.gen++
 		c.mu.Unlock()
 		return nil
@@ -215,9 +222,13 @@ func parseValue(b []byte, depth int) (any, []byte, error) {
 
 // connect opens cfg.Clients connections, client i's to primary i mod the
 // primaries, each primary through a pool of its own. poolOf(i) is client
-// i's pool; closeAll closes them.
-func (c *Cluster) connect(ctx context.Context, cfg Config) (conns []pool.PooledConn, poolOf func(int) *pool.Pool, closeAll func(), err error) {
+// i's pool, addrs[i] its primary's address; closeAll closes them.
+func (c *Cluster) connect(ctx context.Context, cfg Config) (conns []pool.PooledConn, addrs []string, poolOf func(int) *pool.Pool, closeAll func(), err error) {
 	nodes := c.Nodes()
+	addrs = make([]string, cfg.Clients)
+	for i := range addrs {
+		addrs[i] = nodes[i%len(nodes)].Addr
+	}
 	pools := make([]*pool.Pool, len(nodes))
 	closeAll = func() {
 		for _, p := range pools {
@@ -229,7 +240,9 @@ func (c *Cluster) connect(ctx context.Context, cfg Config) (conns []pool.PooledC
 	conns = make([]pool.PooledConn, cfg.Clients)
 	for j, n := range nodes {
 		nc := cfg
-		nc.Addr = n.Addr
+		// Each node's RDMA address is its own: RDMAAddrOf's, or its
+		// host's with RDMAPort.
+		nc.Addr, nc.RDMAAddr = n.Addr, ""
 		nc.Clients = (cfg.Clients - j + len(nodes) - 1) / len(nodes)
 		if nc.Clients == 0 {
 			continue
@@ -253,21 +266,25 @@ func (c *Cluster) connect(ctx context.Context, cfg Config) (conns []pool.PooledC
 			}
 		}
 		closeAll()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return conns, func(i int) *pool.Pool { return pools[i%len(pools)] }, closeAll, nil
+	return conns, addrs, func(i int) *pool.Pool { return pools[i%len(pools)] }, closeAll, nil
 }
 
-// retag writes, into the k requests of c's batch, the hash tag of a random
-// slot of c's primary (client i's is primary i mod the primaries), in
-// place of req's {tag}s.
-func (c *Cluster) retag(cl *client, i int, req []byte, k int) {
+// retag writes, into the k requests of cl's batch, the hash tag of a
+// random slot of cl's primary (cl.node; when that serves no slot any more,
+// primary cl.index mod the primaries), in place of req's {tag}s.
+func (c *Cluster) retag(cl *client, req []byte, k int) {
 	offs := c.tagOffsets(req)
 	if len(offs) == 0 {
 		return
 	}
 	c.mu.RLock()
-	n := c.nodes[i%len(c.nodes)]
+	j, ok := c.byAddr[cl.node]
+	if !ok || len(c.nodes[j].Slots) == 0 {
+		j = cl.index % len(c.nodes)
+	}
+	n := c.nodes[j]
 	c.mu.RUnlock()
 	tag := slotTags()[n.Slots[cl.next()%uint64(len(n.Slots))]]
 	for r := range k {
@@ -302,8 +319,14 @@ func redirected(err error) bool {
 	if !errors.As(err, &se) {
 		return false
 	}
+	return redirectedMsg(se.Msg)
+}
+
+// redirectedMsg reports whether an error reply's text says that the
+// cluster's slots moved.
+func redirectedMsg(msg string) bool {
 	for _, p := range []string{"MOVED ", "ASK ", "CLUSTERDOWN "} {
-		if strings.HasPrefix(se.Msg, p) {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}
@@ -314,80 +337,58 @@ func redirected(err error) bool {
 // the run fails.
 const maxRedirects = 16
 
-// follower returns Config.onError for a cluster run: on a redirection it
-// reads CLUSTER SLOTS again (once for the clients that meet it together),
-// and gives the client a new connection to its primary, so that the
-// replies still due on the old one are dropped with it.
-func (c *Cluster) follower(ctx context.Context, conns []pool.PooledConn, clients []*client, poolOf func(int) *pool.Pool, cfg Config) func(*client, error) bool {
-	index := make(map[*client]int, len(clients))
-	for i, cl := range clients {
-		index[cl] = i
-		if _, ok := cl.conn.(*swapConn); !ok {
-			cl.conn = &swapConn{slot: &conns[i]}
-		}
+// follower follows a cluster's redirections for a run's clients: on a
+// MOVED, ASK or CLUSTERDOWN it reads CLUSTER SLOTS again, once for the
+// clients that meet one together. The client has read its batch to the
+// end (client.follows), so its connection, to the same primary, serves
+// the requests sent again.
+type follower struct {
+	c   *Cluster
+	ctx context.Context
+	mu  sync.Mutex // held while CLUSTER SLOTS is read again
+	// Each client's redirections since the last of its requests was
+	// answered, read and written only by what drives the client (its
+	// goroutine, or its event loop).
+	streak []int
+	doneAt []uint64
+}
+
+func (c *Cluster) newFollower(ctx context.Context, clients int) *follower {
+	return &follower{c: c, ctx: ctx, streak: make([]int, clients), doneAt: make([]uint64, clients)}
+}
+
+// follow deals with err, met by cl: when it is a redirection, and cl has
+// not met too many since its last answer, it reads the slots again and
+// returns true: cl then sends the redirected requests again. Else (false)
+// err stands.
+func (f *follower) follow(cl *client, err error) bool {
+	if !redirected(err) {
+		return false
 	}
-	var mu sync.Mutex
-	// Each client's redirections since its last batch that was answered,
-	// read and written by its goroutine alone.
-	streak := make([]int, len(clients))
-	doneAt := make([]uint64, len(clients))
-	return func(cl *client, err error) bool {
-		if !redirected(err) {
-			return false
-		}
-		i := index[cl]
-		if d := cl.done.Load(); d != doneAt[i] {
-			doneAt[i], streak[i] = d, 0
-		}
-		if streak[i]++; streak[i] > maxRedirects {
-			return false
-		}
-		var se *ServerError
-		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "CLUSTERDOWN") {
-			time.Sleep(time.Second) // as valkey-benchmark: the cluster usually recovers
-		}
-		c.mu.RLock()
-		gen := c.gen
-		var addrs []string
-		for _, n := range c.nodes {
-			addrs = append(addrs, n.Addr)
-		}
-		c.mu.RUnlock()
-		mu.Lock()
-		c.mu.RLock()
-		stale := c.gen == gen
-		c.mu.RUnlock()
-		if stale && c.refresh(ctx, addrs) != nil {
-			mu.Unlock()
-			return false
-		}
-		mu.Unlock()
-		s := cl.conn.(*swapConn)
-		s.get().Discard()
-		rctx, cancel := context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		nc, err := poolOf(i).Get(rctx)
-		if err != nil {
-			return false
-		}
-		sc := &client{conn: nc, in: make([]byte, 512)}
-		nc.SetDeadline(time.Now().Add(c.timeout))
-		for _, req := range cfg.Setup {
-			if _, err := sc.roundTrip(req); err != nil {
-				nc.Discard()
-				return false
-			}
-		}
-		nc.SetDeadline(time.Time{})
-		s.mu.Lock()
-		*s.slot = nc
-		if !s.deadline.IsZero() {
-			nc.SetDeadline(s.deadline)
-		}
-		s.mu.Unlock()
-		cl.r, cl.w = 0, 0
-		return true
+	c, i := f.c, cl.index
+	if d := cl.done.Load(); d != f.doneAt[i] {
+		f.doneAt[i], f.streak[i] = d, 0
 	}
+	if f.streak[i]++; f.streak[i] > maxRedirects {
+		return false
+	}
+	var se *ServerError
+	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "CLUSTERDOWN") {
+		time.Sleep(time.Second) // as valkey-benchmark: the cluster usually recovers
+	}
+	c.mu.RLock()
+	gen := c.gen
+	var addrs []string
+	for _, n := range c.nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	c.mu.RUnlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.mu.RLock()
+	stale := c.gen == gen
+	c.mu.RUnlock()
+	return !stale || c.refresh(f.ctx, addrs) == nil
 }
 
 // slotTags is, for each of the 16384 slots, a tag of three bytes whose

@@ -15,7 +15,7 @@ func Idle(ctx context.Context, cfg Config, onReady func(*Outcome)) error {
 	if cfg.Cluster != nil { // each client on its primary, as in Run
 		var closeAll func()
 		var err error
-		conns, _, closeAll, err = cfg.Cluster.connect(ctx, cfg)
+		conns, _, _, closeAll, err = cfg.Cluster.connect(ctx, cfg)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

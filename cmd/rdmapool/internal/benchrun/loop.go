@@ -26,6 +26,11 @@ type loopPhase struct {
 	remaining *atomic.Int64 // requests not yet claimed, with requests
 	deadline  time.Time     // zero: none
 	stopped   *atomic.Bool
+	// retag, in a cluster run, gives a client's next k requests the hash
+	// tag of a slot of its primary; follow follows a redirection
+	// (follower.follow).
+	retag  func(c *client, k int)
+	follow func(c *client, err error) bool
 }
 
 // claim returns the size of a client's next batch, 0 when the phase has

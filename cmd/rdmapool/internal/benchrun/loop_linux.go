@@ -107,6 +107,19 @@ func (l *eventLoop) add(c *client, fd int) error {
 	return nil
 }
 
+// again sets c up to send again, after a redirection (a cluster's
+// MOVED), the requests of its batch that were redirected, with new random
+// keys and the tag of a slot its primary serves now; their latencies count
+// from the batch's first write.
+func (c *loopClient) again(ph *loopPhase) {
+	k := c.k - c.answered
+	ph.retag(c.client, k)
+	c.fill(k, ph.keyspace)
+	c.k, c.got, c.wrote, c.lat, c.answered = k, 0, 0, 0, 0
+	c.busy.Store(int64(time.Since(epoch)) + 1)
+	c.sending.Store(true)
+}
+
 // wake makes the loop's epoll_wait return, to see that its phase stopped.
 func (l *eventLoop) wake() {
 	var one = [8]byte{1}
@@ -173,6 +186,10 @@ func (l *eventLoop) run(ph *loopPhase) error {
 				continue
 			}
 			done, err := c.step(ph)
+			for err != nil && ph.follow != nil && !ph.stopped.Load() && ph.follow(c.client, err) {
+				c.again(ph)
+				done, err = c.step(ph)
+			}
 			if err != nil {
 				return err
 			}
@@ -193,7 +210,10 @@ func (c *loopClient) begin(k int, ph *loopPhase) error {
 
 // prime sets up a batch of k requests, to be sent.
 func (c *loopClient) prime(k int, ph *loopPhase) {
-	c.k, c.got, c.wrote, c.lat = k, 0, 0, 0
+	c.k, c.got, c.wrote, c.lat, c.answered = k, 0, 0, 0, 0
+	if ph.retag != nil {
+		ph.retag(c.client, k)
+	}
 	c.fill(k, ph.keyspace)
 	c.start = int64(time.Since(epoch))
 	c.busy.Store(c.start + 1)
@@ -286,8 +306,6 @@ func (c *loopClient) step(ph *loopPhase) (bool, error) {
 		if err != nil || !complete {
 			return false, err
 		}
-		c.busy.Store(0)
-		c.done.Add(uint64(c.k))
 		k := ph.claim(false)
 		if k == 0 {
 			return true, nil
@@ -300,7 +318,7 @@ func (c *loopClient) step(ph *loopPhase) (bool, error) {
 // until the batch's k are in (true) or the socket has no more for now.
 func (c *loopClient) receive(record bool) (bool, error) {
 	for {
-		from := c.got
+		from, moved := c.got, c.moved
 		for c.got < c.k {
 			n, isErr, err := skipReply(c.in[c.r:c.w])
 			if err != nil {
@@ -310,16 +328,18 @@ func (c *loopClient) receive(record bool) (bool, error) {
 				break
 			}
 			if isErr {
-				return false, &ServerError{Msg: errorText(c.in[c.r : c.r+n])}
+				if se := c.errorReply(n); se != nil {
+					c.count(c.lat, c.got-from-(c.moved-moved), record)
+					return false, c.finish(c.got, se)
+				}
 			}
 			c.r += n
 			c.got++
 		}
-		if record && c.got > from {
-			c.hist.RecordValues(min(max(c.lat, histLowest), histHighest), int64(c.got-from))
-		}
+		c.count(c.lat, c.got-from-(c.moved-moved), record)
 		if c.got == c.k {
-			return true, nil
+			c.busy.Store(0)
+			return true, c.finish(c.k, nil)
 		}
 		if !c.canRead {
 			return false, nil

@@ -30,7 +30,10 @@ type Config struct {
 	// RDMAPort (pool.Options' rules).
 	RDMAAddr string
 	RDMAPort int
-	Policy   pool.Policy
+	// RDMAAddrOf, when set, gives each node's RDMA address in a cluster
+	// run (pool.Options.RDMAAddrOf); RDMAAddr is then not used.
+	RDMAAddrOf func(addr string) (string, error)
+	Policy     pool.Policy
 	// RDMA are the options of the RDMA connections (pool.Options.RDMA);
 	// nil means the defaults.
 	RDMA *qp.Options
@@ -89,7 +92,9 @@ type Config struct {
 	// Cluster, when set, runs against its primaries (--cluster); Addr is
 	// then only where it was found.
 	Cluster *Cluster
-	onError func(*client, error) bool // true: the error was dealt with
+	// onError, in a cluster run, follows a redirection (follower.follow):
+	// true, the redirected requests are to be sent again.
+	onError func(*client, error) bool
 	// Seed, when not 0, seeds the random numbers of -r (--seed); the
 	// clients' sequences then differ from each other and from those of
 	// another seed. 0 keeps the fixed default.
@@ -315,10 +320,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var p *pool.Pool
 	var conns []pool.PooledConn
 	poolOf := func(int) *pool.Pool { return p }
+	var nodeAddrs []string // in a cluster, each client's primary
 	if cfg.Cluster != nil {
 		var closeAll func()
 		var err error
-		if conns, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
+		if conns, nodeAddrs, poolOf, closeAll, err = cfg.Cluster.connect(ctx, cfg); err != nil {
 			return nil, err
 		}
 		defer closeAll()
@@ -372,6 +378,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	clients := make([]*client, len(conns))
 	for i, c := range conns {
 		clients[i] = newClient(c, clientSeed(cfg.Seed, i))
+		clients[i].index = i
+		if cfg.Cluster != nil {
+			clients[i].node, clients[i].follows = nodeAddrs[i], true
+		}
 		if cfg.Precision != 0 && cfg.Precision != histSigFigs {
 			clients[i].hist = histSized(cfg.Precision)
 		}
@@ -383,13 +393,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		cfg.reconnect = reconnector(ctx, poolOf, conns, clients, cfg)
 	}
 	if cfg.Cluster != nil {
-		cfg.onError = cfg.Cluster.follower(ctx, conns, clients, poolOf, cfg)
+		cfg.onError = cfg.Cluster.newFollower(ctx, len(clients)).follow
 	}
-	// Event loops drive clients whose connection stays theirs for the run:
-	// not with -k 0 (a new connection a batch) nor in a cluster (a MOVED
-	// replaces the connection), which keep a goroutine a client.
+	// Event loops drive the clients of TCP sockets, in a cluster too (a
+	// redirected request is sent again on the same connection); not with
+	// -k 0 (a new connection a batch), which keeps a goroutine a client.
 	var loops []*eventLoop
-	if !cfg.Reconnect && cfg.Cluster == nil {
+	if !cfg.Reconnect {
 		var err error
 		if loops, err = startLoops(clients, cfg.Threads); err != nil {
 			return out, err
@@ -432,7 +442,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 // newPool is the pool of a run's connections: one a client, kept open.
 func newPool(cfg Config) (*pool.Pool, error) {
 	return pool.New(pool.Options{
-		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
+		Addr: cfg.Addr, RDMAAddr: cfg.RDMAAddr, RDMAAddrOf: cfg.RDMAAddrOf, RDMAPort: cfg.RDMAPort, Policy: cfg.Policy, RDMA: cfg.RDMA,
 		TCPEngine: cfg.TCPEngine, MaxOpen: cfg.Clients, MaxIdleTime: -1, MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
 }
@@ -634,6 +644,10 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 	lp := &loopPhase{
 		keyspace: uint64(cfg.Keyspace), pipeline: cfg.Pipeline, record: ph.record,
 		requests: ph.requests, remaining: &remaining, deadline: deadline, stopped: &s.stopped,
+		follow: cfg.onError,
+	}
+	if cfg.Cluster != nil {
+		lp.retag = func(c *client, k int) { cfg.Cluster.retag(c, req, k) }
 	}
 	var wg sync.WaitGroup
 	for _, l := range loops {
@@ -644,21 +658,23 @@ func runTest(ctx context.Context, clients []*client, loops []*eventLoop, req []b
 		})
 	}
 	if loops == nil {
-		for i, c := range clients {
+		for _, c := range clients {
 			wg.Go(func() {
 				for first := true; ; first = false {
 					k := lp.claim(first)
 					if k == 0 {
 						return
 					}
-					if cfg.Cluster != nil {
-						cfg.Cluster.retag(c, i, req, k)
+					if lp.retag != nil {
+						lp.retag(c, k)
 					}
 					err := c.batch(k, lp.keyspace, ph.record)
-					// A cluster's MOVED: the batch again, on the new connection.
+					// A cluster's MOVED: the requests it redirected
+					// again; those answered are counted already.
 					for err != nil && cfg.onError != nil && !s.stopped.Load() && cfg.onError(c, err) {
-						cfg.Cluster.retag(c, i, req, k)
-						err = c.batch(k, lp.keyspace, ph.record)
+						k -= c.answered
+						lp.retag(c, k)
+						err = c.resend(k, lp.keyspace, ph.record)
 					}
 					if err != nil {
 						s.stop(err)
