@@ -7,7 +7,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/seed54442f1a/rdmapool/internal/probe"
+	"github.com/seed54442f1a/rdmapool/loader/probe"
 	"github.com/seed54442f1a/rdmapool/qp"
 	"github.com/seed54442f1a/rdmapool/server"
 )
