@@ -131,8 +131,27 @@ func (ks *keyspace) expireCycle(budget time.Duration) int {
 	return deleted
 }
 
-// collect returns the bytes of keys and connection buffers dropped since
-// the last call, and shrinks each shard's map that has emptied.
+// expireCycle runs one cycle of active expiry on the databases from
+// index next on, for at most budget in all, and returns the index to
+// resume from.
+func (s *Server) expireCycle(next int, budget time.Duration) int {
+	start := time.Now()
+	for range len(s.dbs) {
+		ks := s.dbs[next].Load()
+		next = (next + 1) % len(s.dbs)
+		if ks == nil {
+			continue
+		}
+		ks.expireCycle(budget - time.Since(start))
+		if time.Since(start) > budget {
+			break
+		}
+	}
+	return next
+}
+
+// collect returns the bytes of keys dropped since the last call, and
+// shrinks each shard's map that has emptied.
 func (ks *keyspace) collect() int64 {
 	var freed int64
 	for i := range ks.shards {
@@ -143,7 +162,7 @@ func (ks *keyspace) collect() int64 {
 		s.freed = 0
 		s.mu.Unlock()
 	}
-	return freed + ks.dropped.Swap(0)
+	return freed
 }
 
 // Memory handed back. The Go runtime collects only as the heap grows (or
@@ -199,13 +218,22 @@ func (s *Server) background(stop <-chan struct{}) {
 	t := time.NewTicker(expirePeriod)
 	defer t.Stop()
 	var r reclaimer
+	nextDB := 0
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-t.C:
-			s.ks.expireCycle(expireBudget)
-			if r.add(s.ks.collect(), s.ks.flushed.Swap(false), now) {
+			nextDB = s.expireCycle(nextDB, expireBudget)
+			var freed int64
+			flushed := false
+			for i := range s.dbs {
+				if ks := s.dbs[i].Load(); ks != nil {
+					freed += ks.collect()
+					flushed = ks.flushed.Swap(false) || flushed
+				}
+			}
+			if r.add(freed+s.dropped.Swap(0), flushed, now) {
 				debug.FreeOSMemory()
 			}
 		}

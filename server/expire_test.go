@@ -1,6 +1,7 @@
 package server
 
 import (
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strconv"
@@ -83,7 +84,7 @@ func TestPastExpiryDeletes(t *testing.T) {
 // lock for one small sample at a time, and in the end deletes every
 // expired key and no other.
 func TestExpireCycleBounded(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(maphash.MakeSeed())
 	const n = 200000
 	past, future := nowMS()-1, nowMS()+3600_000
 	for i := range n {
@@ -159,7 +160,7 @@ func TestExpireCycleBounded(t *testing.T) {
 
 // TestShrinkAfterExpiry: a shard whose keys have expired gets a small map.
 func TestShrinkAfterExpiry(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(maphash.MakeSeed())
 	s := &ks.shards[0]
 	for i := range 10000 {
 		s.add([]byte("k"+strconv.Itoa(i)), &entry{kind: kindString, expireAt: 1})
