@@ -28,6 +28,8 @@ import (
 // (valkey's answer depends on the set's encoding), trims with "~" (exact
 // here, by whole nodes in valkey), and times that could pass during the
 // run: an expiry is in the past, or far ahead, or invalid.
+// Commands on databases (SELECT, MOVE, SWAPDB, FLUSHDB) are among them,
+// and each run ends by comparing the first four databases' DBSIZE.
 // Replies that depend on the clock are compared by form: TTL and PTTL
 // within a second, and XADD's "*" IDs (on a stream of their own); those
 // in no set order (HGETALL, SMEMBERS) as sorted.
@@ -64,6 +66,14 @@ func TestDifferential(t *testing.T) {
 			// Start again from an empty keyspace on both.
 			a.do("flushall")
 			b.do("flushall")
+		}
+		// The databases hold as many keys on both.
+		for db := range 4 {
+			for _, cmd := range [][]string{{"select", strconv.Itoa(db)}, {"dbsize"}} {
+				if got, want := a.do(cmd...), b.do(cmd...); got != want {
+					t.Errorf("seed %d, RESP%s, at the end, %q: ours %q, valkey-server %q", seed, proto, cmd, got, want)
+				}
+			}
 		}
 	}
 }
@@ -265,6 +275,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.xadd()
 	case r < 82:
 		cmd = []string{"xlen", g.key()}
+	case r < 86:
+		cmd = g.db()
 	default:
 		cmd = g.other()
 	}
@@ -482,6 +494,23 @@ func (g *cmdGen) xadd() []string {
 		cmd = append(cmd, g.pick("f", "g"), g.pick("v", "w", ""))
 	}
 	return cmd
+}
+
+// db is a command on databases: SELECT of one of the first four (or of
+// none), MOVE, SWAPDB, now and then FLUSHDB.
+func (g *cmdGen) db() []string {
+	index := func() string { return g.pick("0", "1", "2", "3", "0", "1", "2", "3", "16", "-1", "x", "4294967296") }
+	switch g.rng.IntN(20) {
+	case 0:
+		return []string{"flushdb"}
+	case 1, 2:
+		return []string{"swapdb", index(), index()}
+	case 3, 4, 5, 6, 7, 8:
+		return []string{"move", g.key(), index()}
+	case 9:
+		return []string{"dbsize"}
+	}
+	return []string{"select", index()}
 }
 
 func (g *cmdGen) other() []string {
