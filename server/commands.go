@@ -53,6 +53,8 @@ func init() {
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "type", arity: 2, run: cmdType},
 		{name: "move", arity: 3, run: cmdMove},
+		{name: "keys", arity: 2, run: cmdKeys},
+		{name: "scan", arity: -2, run: cmdScan},
 		{name: "expire", arity: -3, run: cmdExpire},
 		{name: "pexpire", arity: -3, run: cmdExpire},
 		{name: "expireat", arity: -3, run: cmdExpire},

@@ -130,3 +130,74 @@ func TestDatabasesOption(t *testing.T) {
 	cc.expectReply(t, []string{"move", "k", "1"}, "-ERR MOVE is not allowed in cluster mode\r\n")
 	cc.expectReply(t, []string{"swapdb", "0", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n")
 }
+
+// TestScan: a SCAN from cursor 0 to 0 returns each key of the database
+// once, with MATCH and TYPE applied; KEYS the same at once.
+func TestScan(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := dialRaw(t, addr)
+	rc.expectReply(t, []string{"set", "other", "db0"}, "+OK\r\n")
+	rc.expectReply(t, []string{"select", "1"}, "+OK\r\n")
+	const n = 5000
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(encode("set", "k"+strconv.Itoa(i), "v"))
+	}
+	b.WriteString(encode("rpush", "list", "x"))
+	rc.send(b.String())
+	for range n {
+		rc.expect("+OK\r\n")
+	}
+	rc.expect(":1\r\n")
+	scan := func(extra ...string) map[string]int {
+		seen := map[string]int{}
+		cursor := "0"
+		for calls := 0; ; calls++ {
+			if calls > n {
+				t.Fatal("SCAN does not end")
+			}
+			// No key here holds CR or LF: the reply splits into lines.
+			lines := strings.Split(rc.do(append([]string{"scan", cursor, "count", "10"}, extra...)...), "\r\n")
+			if len(lines) < 5 || lines[0] != "*2" || !strings.HasPrefix(lines[3], "*") {
+				t.Fatalf("SCAN: %q", lines)
+			}
+			cursor = lines[2]
+			for i := 5; i < len(lines); i += 2 {
+				seen[lines[i]]++
+			}
+			if cursor == "0" {
+				return seen
+			}
+		}
+	}
+	seen := scan()
+	if len(seen) != n+1 || seen["other"] != 0 || seen["list"] != 1 {
+		t.Errorf("SCAN returned %d keys (other %d, list %d), want %d", len(seen), seen["other"], seen["list"], n+1)
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Errorf("SCAN returned %q %d times", k, c)
+		}
+	}
+	if seen := scan("match", "k1?", "type", "string"); len(seen) != 10 {
+		t.Errorf("SCAN MATCH k1? TYPE string: %d keys, want 10", len(seen))
+	}
+	if seen := scan("type", "list"); len(seen) != 1 || seen["list"] != 1 {
+		t.Errorf("SCAN TYPE list: %v", seen)
+	}
+	if got := rc.do("keys", "k12?"); !strings.HasPrefix(got, "*10\r\n") {
+		t.Errorf("KEYS k12?: %q", got)
+	}
+	if got := rc.do("keys", "list"); got != "*1\r\n$4\r\nlist\r\n" {
+		t.Errorf("KEYS list: %q", got)
+	}
+	// A pattern of many stars on a long key that does not match ends at
+	// once (valkey's early stop), rather than trying every split.
+	long := strings.Repeat("a", 10000)
+	rc.expectReply(t, []string{"set", long, "v"}, "+OK\r\n")
+	start := time.Now()
+	rc.expectReply(t, []string{"keys", strings.Repeat("*a", 30) + "b"}, "*0\r\n")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("KEYS with 30 stars took %v", d)
+	}
+}
