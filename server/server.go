@@ -1,7 +1,7 @@
 // Package server is a small Valkey-compatible server: the RESP2 and
 // RESP3 protocols, the commands that go-redis, valkey-go, valkey-cli and
-// valkey-benchmark need, and an in-memory keyspace of strings, lists,
-// hashes, sets and sorted sets with expiry.
+// valkey-benchmark need, and in-memory databases (16 by default, as
+// valkey's) of strings, lists, hashes, sets and sorted sets with expiry.
 //
 // It serves any net.Listener: a TCP one from net.Listen, and a
 // Valkey-over-RDMA one from qp.Listen, at the same time:
