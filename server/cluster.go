@@ -341,7 +341,7 @@ func (c *conn) runRouted(cmd *command, args [][]byte) {
 		// (moved, or new) by the target.
 		present, missing := 0, 0
 		for i := spec.first; i <= last && i < len(args); i += spec.step {
-			if c.srv.ks.has(args[i]) {
+			if c.db.has(args[i]) {
 				present++
 			} else {
 				missing++

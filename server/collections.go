@@ -46,7 +46,7 @@ func parseCount(c *conn, args [][]byte) (count int, given, ok bool) {
 func cmdPush(c *conn, args [][]byte) {
 	front := args[0][0]|0x20 == 'l'
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindList, true)
@@ -81,7 +81,7 @@ func cmdPop(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindList, false)
@@ -139,7 +139,7 @@ func cmdLRange(c *conn, args [][]byte) {
 		c.addError(msgNotInteger)
 		return
 	}
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindList)
@@ -172,7 +172,7 @@ func cmdHSet(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindHash, true)
@@ -192,7 +192,7 @@ func cmdHSet(c *conn, args [][]byte) {
 }
 
 func cmdHGet(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindHash)
@@ -212,7 +212,7 @@ func cmdHGet(c *conn, args [][]byte) {
 // HDEL key field [field ...]
 func cmdHDel(c *conn, args [][]byte) {
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindHash, false)
@@ -244,7 +244,7 @@ func removeMembers[V any](m map[string]V, members [][]byte) int {
 // kind.
 func cardinality(k kind, size func(obj any) int) func(c *conn, args [][]byte) {
 	return func(c *conn, args [][]byte) {
-		s := c.srv.ks.shard(args[1])
+		s := c.db.shard(args[1])
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 		e, err := readCollection(s, args[1], k)
@@ -267,7 +267,7 @@ func (c *conn) replyErrOrZero(err error) {
 
 // HGETALL key: a map in RESP3.
 func cmdHGetAll(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindHash)
@@ -292,7 +292,7 @@ func cmdHGetAll(c *conn, args [][]byte) {
 // SADD key member [member ...]
 func cmdSAdd(c *conn, args [][]byte) {
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindSet, true)
@@ -314,7 +314,7 @@ func cmdSAdd(c *conn, args [][]byte) {
 // SREM key member [member ...]
 func cmdSRem(c *conn, args [][]byte) {
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindSet, false)
@@ -334,7 +334,7 @@ func cmdSPop(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindSet, false)
@@ -366,7 +366,7 @@ func cmdSPop(c *conn, args [][]byte) {
 }
 
 func cmdSIsMember(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindSet)
@@ -383,7 +383,7 @@ func cmdSIsMember(c *conn, args [][]byte) {
 
 // SMEMBERS key: a set in RESP3.
 func cmdSMembers(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindSet)
@@ -477,7 +477,7 @@ func cmdZAdd(c *conn, args [][]byte) {
 		scores = append(scores, score)
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindZSet, !xx)
@@ -544,7 +544,7 @@ func cmdZAdd(c *conn, args [][]byte) {
 }
 
 func cmdZScore(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindZSet)
@@ -564,7 +564,7 @@ func cmdZScore(c *conn, args [][]byte) {
 // ZREM key member [member ...]
 func cmdZRem(c *conn, args [][]byte) {
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindZSet, false)
@@ -600,7 +600,7 @@ func cmdZPopMin(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindZSet, false)
@@ -700,7 +700,7 @@ func cmdZRange(c *conn, args [][]byte) {
 			return
 		}
 	}
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, err := readCollection(s, args[1], kindZSet)

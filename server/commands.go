@@ -41,6 +41,7 @@ func init() {
 		{name: "flushall", arity: -1, run: cmdFlush},
 		{name: "flushdb", arity: -1, run: cmdFlush},
 		{name: "dbsize", arity: 1, run: cmdDBSize},
+		{name: "swapdb", arity: 3, run: cmdSwapDB},
 		{name: "config", arity: -2, run: cmdConfig},
 		{name: "info", arity: -1, run: cmdInfo},
 		{name: "command", arity: -1, run: cmdCommand},
@@ -51,6 +52,9 @@ func init() {
 		{name: "unlink", arity: -2, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "type", arity: 2, run: cmdType},
+		{name: "move", arity: 3, run: cmdMove},
+		{name: "keys", arity: 2, run: cmdKeys},
+		{name: "scan", arity: -2, run: cmdScan},
 		{name: "expire", arity: -3, run: cmdExpire},
 		{name: "pexpire", arity: -3, run: cmdExpire},
 		{name: "expireat", arity: -3, run: cmdExpire},
@@ -168,18 +172,6 @@ func cmdEcho(c *conn, args [][]byte) { c.addBulk(args[1]) }
 func cmdQuit(c *conn, _ [][]byte) {
 	c.addOK()
 	c.quit = true
-}
-
-func cmdSelect(c *conn, args [][]byte) {
-	n, ok := parseInt(args[1])
-	switch {
-	case !ok:
-		c.addError(msgNotInteger)
-	case n != 0:
-		c.addError("ERR DB index is out of range") // one database only
-	default:
-		c.addOK()
-	}
 }
 
 // checkPassword reports whether user and pass may log in: the default user,
@@ -380,29 +372,17 @@ func subcommandError(c *conn, container string, args [][]byte, known []string) {
 
 // info is the line CLIENT INFO returns.
 func (c *conn) info() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=0 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remoteAddr(), c.localAddr(), c.name, c.proto, c.libName, c.libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remoteAddr(), c.localAddr(), c.name, c.dbIndex, c.proto, c.libName, c.libVer)
 }
 
 // --- server ---
-
-// FLUSHALL / FLUSHDB [ASYNC|SYNC]
-func cmdFlush(c *conn, args [][]byte) {
-	if len(args) > 2 || len(args) == 2 && !eqFold(args[1], "async") && !eqFold(args[1], "sync") {
-		c.addError(msgSyntax)
-		return
-	}
-	c.srv.ks.flush()
-	c.addOK()
-}
-
-func cmdDBSize(c *conn, _ [][]byte) { c.addInt(int64(c.srv.ks.size())) }
 
 // configParams are the parameters CONFIG GET knows: what valkey-benchmark
 // and clients ask for.
 var configParams = []struct{ name, value string }{
 	{"appendonly", "no"},
-	{"databases", "1"},
+	{"databases", ""}, // from Options
 	{"maxmemory", "0"},
 	{"maxmemory-policy", "noeviction"},
 	{"proto-max-bulk-len", ""}, // from Options
@@ -446,6 +426,8 @@ func (c *conn) configValue(name, value string) string {
 		return strconv.Itoa(c.srv.opts.MaxBulkLen)
 	case "client-query-buffer-limit":
 		return strconv.Itoa(c.srv.opts.MaxQueryBuffer)
+	case "databases":
+		return strconv.Itoa(len(c.srv.dbs))
 	case "requirepass":
 		return c.srv.opts.Password
 	}
@@ -455,7 +437,6 @@ func (c *conn) configValue(name, value string) string {
 // INFO [section ...]: a short report, in valkey's format.
 func cmdInfo(c *conn, _ [][]byte) {
 	st := c.srv.Stats()
-	keys, expires := c.srv.ks.counts()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:%s\r\n", valkeyVersion)
 	b.WriteString("implementation:rdmapool server\r\nredis_mode:standalone\r\n\r\n")
@@ -463,10 +444,7 @@ func cmdInfo(c *conn, _ [][]byte) {
 	fmt.Fprintf(&b, "# Stats\r\ntotal_connections_received:%d\r\ntotal_commands_processed:%d\r\n\r\n",
 		st.TotalConnections, st.Commands+c.commands)
 	b.WriteString("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n")
-	b.WriteString("# Keyspace\r\n")
-	if keys > 0 {
-		fmt.Fprintf(&b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", keys, expires)
-	}
+	c.srv.keyspaceInfo(&b)
 	c.addVerbatim(b.String())
 }
 

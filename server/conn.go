@@ -13,6 +13,7 @@ import (
 // gnet's event loops (loop.go), where nc is nil and gc set.
 type conn struct {
 	srv *Server
+	db  *keyspace // the database SELECT picked, dbIndex
 	nc  net.Conn
 	gc  gnet.Conn
 	rd  *reader
@@ -28,6 +29,7 @@ type conn struct {
 	libVer   string
 	commands uint64 // executed since the last flush, for Stats
 	asking   bool   // ASKING: the next command may use a slot being imported
+	dbIndex  int
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -46,6 +48,7 @@ const (
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
 		srv:   s,
+		db:    s.ks,
 		nc:    nc,
 		rd:    newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
 		out:   make([]byte, 0, 16<<10),
@@ -84,7 +87,7 @@ func (c *conn) serve() {
 			}
 			err := c.rd.fill(c.nc)
 			if c.rd.dropped > 0 {
-				c.srv.ks.dropped.Add(c.rd.dropped)
+				c.srv.dropped.Add(c.rd.dropped)
 				c.rd.dropped = 0
 			}
 			if err != nil {
@@ -127,7 +130,7 @@ func (c *conn) flushWith(more []byte) error {
 		_, err = c.nc.Write(c.out)
 	}
 	if cap(c.out) > keepOut {
-		c.srv.ks.dropped.Add(int64(cap(c.out)))
+		c.srv.dropped.Add(int64(cap(c.out)))
 		c.out = make([]byte, 0, 16<<10)
 	}
 	c.out = c.out[:0]

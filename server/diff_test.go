@@ -28,6 +28,9 @@ import (
 // (valkey's answer depends on the set's encoding), trims with "~" (exact
 // here, by whole nodes in valkey), and times that could pass during the
 // run: an expiry is in the past, or far ahead, or invalid.
+// Commands on databases (SELECT, MOVE, SWAPDB, FLUSHDB, KEYS, SCAN of
+// the whole database in one call, its keys compared as sorted) are among them,
+// and each run ends by comparing the first four databases' DBSIZE.
 // Replies that depend on the clock are compared by form: TTL and PTTL
 // within a second, and XADD's "*" IDs (on a stream of their own); those
 // in no set order (HGETALL, SMEMBERS) as sorted.
@@ -64,6 +67,14 @@ func TestDifferential(t *testing.T) {
 			// Start again from an empty keyspace on both.
 			a.do("flushall")
 			b.do("flushall")
+		}
+		// The databases hold as many keys on both.
+		for db := range 4 {
+			for _, cmd := range [][]string{{"select", strconv.Itoa(db)}, {"dbsize"}} {
+				if got, want := a.do(cmd...), b.do(cmd...); got != want {
+					t.Errorf("seed %d, RESP%s, at the end, %q: ours %q, valkey-server %q", seed, proto, cmd, got, want)
+				}
+			}
 		}
 	}
 }
@@ -106,7 +117,12 @@ func sameReply(cmd []string, got, want string) bool {
 		return x >= 0 && y >= 0 && x-y <= slack && y-x <= slack
 	case name == "xadd" && cmd[1] == autoStream:
 		return autoID.MatchString(got) && autoID.MatchString(want)
-	case name == "hgetall" || name == "smembers":
+	case name == "scan" && strings.HasPrefix(got, "*2\r\n$1\r\n0\r\n") && strings.HasPrefix(want, "*2\r\n$1\r\n0\r\n"):
+		// A whole scan in one call (COUNT 1000): the keys in no set order.
+		g, ok1 := sorted(got[len("*2\r\n$1\r\n0\r\n"):], false)
+		w, ok2 := sorted(want[len("*2\r\n$1\r\n0\r\n"):], false)
+		return ok1 && ok2 && g == w
+	case name == "hgetall" || name == "smembers" || name == "keys":
 		g, ok1 := sorted(got, name == "hgetall")
 		w, ok2 := sorted(want, name == "hgetall")
 		return ok1 && ok2 && g == w
@@ -265,6 +281,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.xadd()
 	case r < 82:
 		cmd = []string{"xlen", g.key()}
+	case r < 86:
+		cmd = g.db()
 	default:
 		cmd = g.other()
 	}
@@ -484,6 +502,47 @@ func (g *cmdGen) xadd() []string {
 	return cmd
 }
 
+// db is a command on databases: SELECT of one of the first four (or of
+// none), MOVE, SWAPDB, KEYS, SCAN, now and then FLUSHDB.
+func (g *cmdGen) db() []string {
+	index := func() string { return g.pick("0", "1", "2", "3", "0", "1", "2", "3", "16", "-1", "x", "4294967296") }
+	switch g.rng.IntN(24) {
+	case 20, 21:
+		return []string{"keys", g.pattern()}
+	case 22, 23:
+		cmd := []string{"scan", g.pick("0", "0", "0", "x", "-1", "18446744073709551616"), "count", g.pick("1000", "1000", "0", "x")}
+		for range g.rng.IntN(3) {
+			switch g.rng.IntN(4) {
+			case 0:
+				cmd = append(cmd, "match", g.pattern())
+			case 1:
+				cmd = append(cmd, "type", g.pick("string", "LIST", "zset", "hash", "set", "stream", "nosuch"))
+			case 2:
+				cmd = append(cmd, g.pick("novalues", "foo", "match"))
+			default:
+				cmd = append(cmd, "count", "1000")
+			}
+		}
+		return cmd
+	case 0:
+		return []string{"flushdb"}
+	case 1, 2:
+		return []string{"swapdb", index(), index()}
+	case 3, 4, 5, 6, 7, 8:
+		return []string{"move", g.key(), index()}
+	case 9:
+		return []string{"dbsize"}
+	}
+	return []string{"select", index()}
+}
+
+// pattern is a glob pattern for KEYS and SCAN, valkey's corners among
+// them.
+func (g *cmdGen) pattern() string {
+	return g.pick("*", "k*", "?0", "[kl]0", "[^k]*", "[a-z]1", "[z-a]0", "*0", `k\0`, "[k", "*[", `\*`, "x?", "**0",
+		"h0", "*1*", `[\]]*`, "[]*", "z[01", "[^]0", "K*", "", "*?", "?*?")
+}
+
 func (g *cmdGen) other() []string {
 	switch g.rng.IntN(9) {
 	case 0:
@@ -515,4 +574,37 @@ func (g *cmdGen) other() []string {
 		return []string{"mset", g.keyOf("k0", "k1", "k2"), "v", g.keyOf("k0", "k1", "k2"), g.pick("1", "")}
 	}
 	return []string{"mget", g.key(), g.key()}
+}
+
+// TestDifferentialKeys compares KEYS with random glob patterns of the
+// characters that mean something (and a few that do not) on keys made of
+// them, with valkey-server's: the matcher is a port of valkey's.
+func TestDifferentialKeys(t *testing.T) {
+	theirs := testutil.ValkeyServer(t)
+	_, ours := startServer(t, nil)
+	a, b := dialRaw(t, ours), dialRaw(t, theirs)
+	rng := rand.New(rand.NewPCG(uint64(envInt(t, "RDMAPOOL_DIFF_SEED", 1)), 27))
+	const chars = `ab*?[]^-\Az`
+	word := func(n int) string {
+		var s strings.Builder
+		for range rng.IntN(n + 1) {
+			s.WriteByte(chars[rng.IntN(len(chars))])
+		}
+		return s.String()
+	}
+	for _, rc := range []*rawClient{a, b} {
+		rc.do("flushall")
+	}
+	for range 300 {
+		k := word(5)
+		a.do("set", k, "v")
+		b.do("set", k, "v")
+	}
+	for i := range 3000 {
+		p := word(8)
+		got, want := a.do("keys", p), b.do("keys", p)
+		if !sameReply([]string{"keys"}, got, want) {
+			t.Errorf("pattern %d %q: ours %q, valkey-server %q", i, p, got, want)
+		}
+	}
 }

@@ -89,9 +89,13 @@ func (s *shard) expireSome(n int, now int64) (sampled, expired int) {
 
 // shrink gives a shard whose map holds few keys after it held many a
 // new map (and volatile slice) of their size: a Go map keeps its largest
-// size. Few enough keys that the copy holds the lock briefly.
+// size. Few enough keys that the copy holds the lock briefly; and an
+// eighth of the peak at most, so the copies cost less than the inserts
+// that made the peak. From a peak of 256 keys (a map of about 8 KB): 64
+// shards that each peaked at a few thousand keys, as 500 000 keys set
+// with PX 1 leave them, kept about 2 MB before.
 func (s *shard) shrink() {
-	const minPeak, maxCopy = 4096, 1024
+	const minPeak, maxCopy = 256, 1024
 	if s.peak < minPeak || len(s.m) > maxCopy || len(s.m) > s.peak/8 {
 		return
 	}
@@ -131,8 +135,27 @@ func (ks *keyspace) expireCycle(budget time.Duration) int {
 	return deleted
 }
 
-// collect returns the bytes of keys and connection buffers dropped since
-// the last call, and shrinks each shard's map that has emptied.
+// expireCycle runs one cycle of active expiry on the databases from
+// index next on, for at most budget in all, and returns the index to
+// resume from.
+func (s *Server) expireCycle(next int, budget time.Duration) int {
+	start := time.Now()
+	for range len(s.dbs) {
+		ks := s.dbs[next].Load()
+		next = (next + 1) % len(s.dbs)
+		if ks == nil {
+			continue
+		}
+		ks.expireCycle(budget - time.Since(start))
+		if time.Since(start) > budget {
+			break
+		}
+	}
+	return next
+}
+
+// collect returns the bytes of keys dropped since the last call, and
+// shrinks each shard's map that has emptied.
 func (ks *keyspace) collect() int64 {
 	var freed int64
 	for i := range ks.shards {
@@ -143,33 +166,77 @@ func (ks *keyspace) collect() int64 {
 		s.freed = 0
 		s.mu.Unlock()
 	}
-	return freed + ks.dropped.Swap(0)
+	return freed
 }
 
 // Memory handed back. The Go runtime collects only as the heap grows (or
 // every two minutes), which a server that stopped writing does not do:
 // after the expiry of many keys or the DEL of a large value it kept their
 // memory for minutes, and its scavenger returns a collected heap's pages
-// at its own pace. So once the keys dropped since the last time make up
-// at least reclaimMin bytes (an eighth of it once dropping has stopped) and
-// half the live heap, the background goroutine collects and returns the
-// free memory at once (debug.FreeOSMemory), no more often than every
-// reclaimEvery.
+// at its own pace. So the background goroutine collects and returns the
+// free memory at once (debug.FreeOSMemory) when the keys dropped since the
+// last time make up at least reclaimMin bytes (an eighth of it once
+// dropping has stopped) and half the heap that stays; no more often than
+// every reclaimEvery, and not while the server allocates more than
+// reclaimBusy a tick, which would take the memory again at once. The heap
+// that stays is the live heap of the last collection less what was
+// dropped since, which it still counts.
+//
+// Each hand-back costs a collection (concurrent, with the runtime's two
+// short pauses) and the release of the free pages, which holds the
+// background goroutine's P throughout, for longer the more is handed
+// back. The ratio to the heap that stays bounds how often during a long
+// expiry: each one finds the heap at least a third smaller than the last.
 const (
 	reclaimMin   = 32 << 20
 	reclaimEvery = time.Second
+	reclaimBusy  = reclaimMin / 8
 )
+
+// heapFigures are what the reclaimer reads of the runtime.
+type heapFigures struct {
+	live   uint64 // /gc/heap/live:bytes: marked by the last collection
+	cycles uint64 // /gc/cycles/total:gc-cycles: collections so far
+	allocs uint64 // /gc/heap/allocs:bytes: allocated so far
+}
 
 // reclaimer decides when to hand memory back; used by the background
 // goroutine alone.
 type reclaimer struct {
 	pending int64 // bytes dropped since the last reclaim
+	sinceGC int64 // of those, dropped since the last collection
 	last    time.Time
+	prev    heapFigures // at the last tick
 	sample  []metrics.Sample
 }
 
 // add counts freed bytes and reports whether to reclaim now.
 func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
+	if r.sample == nil {
+		r.sample = []metrics.Sample{
+			{Name: "/gc/heap/live:bytes"},
+			{Name: "/gc/cycles/total:gc-cycles"},
+			{Name: "/gc/heap/allocs:bytes"},
+		}
+	}
+	metrics.Read(r.sample)
+	var f [3]uint64
+	for i, s := range r.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			f[i] = s.Value.Uint64()
+		}
+	}
+	return r.decide(freed, flushed, now, heapFigures{live: f[0], cycles: f[1], allocs: f[2]})
+}
+
+// decide is add with the runtime's figures given.
+func (r *reclaimer) decide(freed int64, flushed bool, now time.Time, h heapFigures) bool {
+	if h.cycles != r.prev.cycles {
+		r.sinceGC = 0 // (this tick's drops are counted as after it)
+	}
+	r.sinceGC += freed
+	busy := h.allocs-r.prev.allocs >= reclaimBusy
+	r.prev = h
 	r.pending += freed
 	if flushed {
 		r.pending = max(r.pending, reclaimMin)
@@ -179,17 +246,14 @@ func (r *reclaimer) add(freed int64, flushed bool, now time.Time) bool {
 	if freed == 0 {
 		least = reclaimMin / 8
 	}
-	if r.pending < least || now.Sub(r.last) < reclaimEvery {
+	if r.pending < least || now.Sub(r.last) < reclaimEvery || busy {
 		return false
 	}
-	if r.sample == nil {
-		r.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	}
-	metrics.Read(r.sample)
-	if live := r.sample[0].Value; live.Kind() == metrics.KindUint64 && uint64(r.pending) < live.Uint64()/2 {
+	stays := max(int64(h.live)-r.sinceGC, 0)
+	if r.pending < stays/2 {
 		return false
 	}
-	r.pending, r.last = 0, now
+	r.pending, r.sinceGC, r.last = 0, 0, now
 	return true
 }
 
@@ -199,13 +263,22 @@ func (s *Server) background(stop <-chan struct{}) {
 	t := time.NewTicker(expirePeriod)
 	defer t.Stop()
 	var r reclaimer
+	nextDB := 0
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-t.C:
-			s.ks.expireCycle(expireBudget)
-			if r.add(s.ks.collect(), s.ks.flushed.Swap(false), now) {
+			nextDB = s.expireCycle(nextDB, expireBudget)
+			var freed int64
+			flushed := false
+			for i := range s.dbs {
+				if ks := s.dbs[i].Load(); ks != nil {
+					freed += ks.collect()
+					flushed = ks.flushed.Swap(false) || flushed
+				}
+			}
+			if r.add(freed+s.dropped.Swap(0), flushed, now) {
 				debug.FreeOSMemory()
 			}
 		}

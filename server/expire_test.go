@@ -1,6 +1,7 @@
 package server
 
 import (
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strconv"
@@ -83,7 +84,7 @@ func TestPastExpiryDeletes(t *testing.T) {
 // lock for one small sample at a time, and in the end deletes every
 // expired key and no other.
 func TestExpireCycleBounded(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(maphash.MakeSeed())
 	const n = 200000
 	past, future := nowMS()-1, nowMS()+3600_000
 	for i := range n {
@@ -159,7 +160,7 @@ func TestExpireCycleBounded(t *testing.T) {
 
 // TestShrinkAfterExpiry: a shard whose keys have expired gets a small map.
 func TestShrinkAfterExpiry(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(maphash.MakeSeed())
 	s := &ks.shards[0]
 	for i := range 10000 {
 		s.add([]byte("k"+strconv.Itoa(i)), &entry{kind: kindString, expireAt: 1})
@@ -200,5 +201,50 @@ func TestReclaimer(t *testing.T) {
 	}
 	if !r.add(0, true, now.Add(3*reclaimEvery)) {
 		t.Error("no reclaim after FLUSHALL")
+	}
+}
+
+// TestReclaimerFigures: the heap that stays is the last collection's live
+// heap less what was dropped since; no hand-back while the server
+// allocates fast; each hand-back needs the drops to be half of what stays.
+func TestReclaimerFigures(t *testing.T) {
+	const mb = 1 << 20
+	var r reclaimer
+	now := time.Now()
+	h := heapFigures{live: 600 * mb, cycles: 10, allocs: 1000 * mb}
+	r.decide(0, false, now, h)
+	// 400 MB dropped after the collection that found 600 MB live: 200 MB
+	// stays, and 400 is more than half of it (the live figure alone, 600,
+	// would have asked for 300 and still been met; 250 MB would not).
+	now = now.Add(reclaimEvery)
+	if !r.decide(400*mb, false, now, h) {
+		t.Error("no hand-back after 400 MB dropped of 600 live")
+	}
+	// After it (its collection: cycles 11) found 180 MB live, 40 MB
+	// dropped: less than half of the 140 that stays.
+	h = heapFigures{live: 180 * mb, cycles: 11, allocs: 1000 * mb}
+	now = now.Add(reclaimEvery)
+	if r.decide(40*mb, false, now, h) || r.decide(0, false, now.Add(reclaimEvery), h) {
+		t.Error("hand-back with 40 MB dropped and 140 MB staying")
+	}
+	// 40 MB more: 80 dropped, 100 stays.
+	if !r.decide(40*mb, false, now.Add(2*reclaimEvery), h) {
+		t.Error("no hand-back with 80 MB dropped and 100 MB staying")
+	}
+	r = reclaimer{}
+	h = heapFigures{live: 60 * mb, cycles: 3, allocs: 0}
+	r.decide(0, false, now, h)
+	// 40 MB dropped since the collection that found 60 live: 20 stays.
+	// Yet the server allocates 10 MB a tick (a load that reuses it).
+	for i := range 5 {
+		now = now.Add(reclaimEvery)
+		h.allocs += 10 * mb
+		if r.decide(8*mb, false, now, h) {
+			t.Fatalf("hand-back while allocating, tick %d", i)
+		}
+	}
+	now = now.Add(reclaimEvery)
+	if !r.decide(0, false, now, h) {
+		t.Error("no hand-back once allocation stopped")
 	}
 }

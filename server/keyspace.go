@@ -92,20 +92,21 @@ type volatileKey struct {
 	e   *entry
 }
 
+// keyspace is one database (SELECT's index). The databases of a Server
+// share a seed, so that a key's shard has the same index in each: SWAPDB
+// swaps them shard by shard.
 type keyspace struct {
 	seed   maphash.Seed
 	shards [numShards]shard
-	// flushed is set by FLUSHALL, which drops everything at once.
+	// flushed is set by FLUSHALL and FLUSHDB, which drop everything at once.
 	flushed atomic.Bool
-	// dropped counts the bytes of connections' buffers given up.
-	dropped atomic.Int64
 	// nextShard is where the expiry cycle resumes; used by its goroutine
 	// alone.
 	nextShard int
 }
 
-func newKeyspace() *keyspace {
-	ks := &keyspace{seed: maphash.MakeSeed()}
+func newKeyspace(seed maphash.Seed) *keyspace {
+	ks := &keyspace{seed: seed}
 	for i := range ks.shards {
 		ks.shards[i].m = make(map[string]*entry)
 	}

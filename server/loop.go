@@ -202,7 +202,7 @@ func (c *conn) traffic(data []byte) gnet.Action {
 	c.ls.busy = false
 	c.ls.in.b = nil
 	if c.rd.dropped > 0 {
-		c.srv.ks.dropped.Add(c.rd.dropped)
+		c.srv.dropped.Add(c.rd.dropped)
 		c.rd.dropped = 0
 	}
 	if c.ls.closed {
@@ -255,12 +255,12 @@ func (c *conn) pause() {
 // a partial request holds the reader's.
 func (c *conn) release() {
 	if c.out != nil && len(c.out) == 0 {
-		c.srv.ks.dropped.Add(putBuf(c.out))
+		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil
 	}
 	c.rd.release()
 	if c.rd.dropped > 0 {
-		c.srv.ks.dropped.Add(c.rd.dropped)
+		c.srv.dropped.Add(c.rd.dropped)
 		c.rd.dropped = 0
 	}
 }
@@ -268,14 +268,14 @@ func (c *conn) release() {
 // releaseAll gives every buffer back once the connection has closed.
 func (c *conn) releaseAll() {
 	if c.out != nil {
-		c.srv.ks.dropped.Add(putBuf(c.out))
+		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil
 	}
 	rd := c.rd
 	if rd.buf != nil {
-		c.srv.ks.dropped.Add(putBuf(rd.buf))
+		c.srv.dropped.Add(putBuf(rd.buf))
 	}
-	c.srv.ks.dropped.Add(int64(cap(rd.big)))
+	c.srv.dropped.Add(int64(cap(rd.big)))
 	*rd = reader{}
 }
 

@@ -96,7 +96,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"zadd", "z", "nan", "m"}, "-ERR value is not a valid float\r\n"},
 		{[]string{"zadd", "z", "nx", "xx", "1", "m"}, "-ERR XX and NX options at the same time are not compatible\r\n"},
 		{[]string{"select", "0"}, "+OK\r\n"},
-		{[]string{"select", "1"}, "-ERR DB index is out of range\r\n"},
+		{[]string{"select", "16"}, "-ERR DB index is out of range\r\n"},
 		{[]string{"hello", "4"}, "-NOPROTO unsupported protocol version\r\n"},
 		{[]string{"hello", "x"}, "-ERR Protocol version is not an integer or out of range\r\n"},
 		{[]string{"hello", "3", "foo"}, "-ERR Syntax error in HELLO option 'foo'\r\n"},

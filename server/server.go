@@ -1,7 +1,7 @@
 // Package server is a small Valkey-compatible server: the RESP2 and
 // RESP3 protocols, the commands that go-redis, valkey-go, valkey-cli and
-// valkey-benchmark need, and an in-memory keyspace of strings, lists,
-// hashes, sets and sorted sets with expiry.
+// valkey-benchmark need, and in-memory databases (16 by default, as
+// valkey's) of strings, lists, hashes, sets and sorted sets with expiry.
 //
 // It serves any net.Listener: a TCP one from net.Listen, and a
 // Valkey-over-RDMA one from qp.Listen, at the same time:
@@ -32,6 +32,7 @@ package server
 
 import (
 	"errors"
+	"hash/maphash"
 	"io"
 	"net"
 	"strconv"
@@ -63,7 +64,15 @@ type Options struct {
 	// TCPEngine serves the TCP (and Unix socket) connections; RDMA
 	// connections always have a goroutine each.
 	TCPEngine TCPEngine
+	// Databases is the number of databases, which SELECT picks by index
+	// from 0; 0 means 16 (valkey's databases), and more than MaxDatabases
+	// is MaxDatabases. A database takes memory from its first use on. A
+	// Cluster's node serves database 0 alone, as valkey's do.
+	Databases int
 }
+
+// MaxDatabases bounds Options.Databases.
+const MaxDatabases = 1 << 16
 
 // TCPEngine is how a Server serves TCP connections.
 type TCPEngine int
@@ -93,8 +102,16 @@ var ErrServerClosed = errors.New("server: Server closed")
 // Server serves RESP connections on any number of listeners.
 type Server struct {
 	opts    Options
-	ks      *keyspace
+	ks      *keyspace    // database 0
 	cluster *clusterNode // a Cluster's node (Cluster.NewServer), or nil
+	// dbs are the databases, each made by its first use (db); dbs[0] is
+	// ks. seed is the hash seed they share.
+	dbs  []atomic.Pointer[keyspace]
+	dbMu sync.Mutex // making one
+	seed maphash.Seed
+	// dropped counts the bytes of connections' buffers given up, for the
+	// hand-back (expire.go).
+	dropped atomic.Int64
 
 	mu        sync.Mutex
 	closed    bool
@@ -141,12 +158,20 @@ func New(opts *Options) *Server {
 	if o.MaxClients <= 0 {
 		o.MaxClients = 10000
 	}
-	return &Server{
+	if o.Databases <= 0 {
+		o.Databases = 16
+	}
+	o.Databases = min(o.Databases, MaxDatabases)
+	s := &Server{
 		opts:      o,
-		ks:        newKeyspace(),
+		dbs:       make([]atomic.Pointer[keyspace], o.Databases),
+		seed:      maphash.MakeSeed(),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 	}
+	s.ks = newKeyspace(s.seed)
+	s.dbs[0].Store(s.ks)
+	return s
 }
 
 // Serve accepts connections on l and serves each, a TCP or Unix one on

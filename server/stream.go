@@ -149,7 +149,7 @@ func cmdXAdd(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.collection(key, kindStream, !x.noMkStream)

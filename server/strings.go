@@ -12,7 +12,7 @@ import (
 func cmdDel(c *conn, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		s := c.srv.ks.shard(key)
+		s := c.db.shard(key)
 		s.mu.Lock()
 		if s.remove(key) {
 			n++
@@ -26,7 +26,7 @@ func cmdDel(c *conn, args [][]byte) {
 func cmdExists(c *conn, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		s := c.srv.ks.shard(key)
+		s := c.db.shard(key)
 		s.mu.RLock()
 		if s.get(key) != nil {
 			n++
@@ -37,7 +37,7 @@ func cmdExists(c *conn, args [][]byte) {
 }
 
 func cmdType(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	t := "none"
 	if e := s.get(args[1]); e != nil {
@@ -86,7 +86,7 @@ func cmdExpire(c *conn, args [][]byte) {
 		}
 		when += now
 	}
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.getForWrite(args[1])
@@ -108,7 +108,7 @@ func cmdExpire(c *conn, args [][]byte) {
 
 // TTL / PTTL key: -2 no key, -1 no expiry.
 func cmdTTL(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	e := s.get(args[1])
 	var ttl int64 = -2
@@ -126,7 +126,7 @@ func cmdTTL(c *conn, args [][]byte) {
 }
 
 func cmdPersist(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.Lock()
 	e := s.getForWrite(args[1])
 	n := 0
@@ -139,7 +139,7 @@ func cmdPersist(c *conn, args [][]byte) {
 }
 
 func cmdGet(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	e := s.get(args[1])
 	var v []byte
@@ -279,7 +279,7 @@ func cmdSet(c *conn, args [][]byte) {
 		}
 	}
 	key, val := args[1], args[2]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
 	get := flags&setGet != 0
@@ -328,7 +328,7 @@ func cmdGetEx(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
 	var v []byte
@@ -376,7 +376,7 @@ func mulMS(n, unit, base int64) (int64, bool) {
 func cmdMGet(c *conn, args [][]byte) {
 	c.addArray(len(args) - 1)
 	for _, key := range args[1:] {
-		s := c.srv.ks.shard(key)
+		s := c.db.shard(key)
 		s.mu.RLock()
 		e := s.get(key)
 		var v []byte
@@ -400,7 +400,7 @@ func cmdMSet(c *conn, args [][]byte) {
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
-		s := c.srv.ks.shard(args[i])
+		s := c.db.shard(args[i])
 		s.mu.Lock()
 		s.storeString(args[i], s.getForWrite(args[i]), c.rd.take(args[i+1]), 0)
 		s.mu.Unlock()
@@ -427,7 +427,7 @@ func cmdIncr(c *conn, args [][]byte) {
 		by = -by
 	}
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
 	var cur int64
@@ -463,7 +463,7 @@ func cmdIncr(c *conn, args [][]byte) {
 // APPEND key value: stores a new string (stored strings never change).
 func cmdAppend(c *conn, args [][]byte) {
 	key := args[1]
-	s := c.srv.ks.shard(key)
+	s := c.db.shard(key)
 	s.mu.Lock()
 	e := s.getForWrite(key)
 	if e != nil && e.kind != kindString {
@@ -492,7 +492,7 @@ func cmdAppend(c *conn, args [][]byte) {
 }
 
 func cmdStrlen(c *conn, args [][]byte) {
-	s := c.srv.ks.shard(args[1])
+	s := c.db.shard(args[1])
 	s.mu.RLock()
 	e := s.get(args[1])
 	n, wrong := 0, e != nil && e.kind != kindString

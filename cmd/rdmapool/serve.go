@@ -44,6 +44,7 @@ type serveFlags struct {
 	spinWait        time.Duration
 	requirePass     string
 	tcpEngine       string
+	databases       int
 	tcpAddrs, rAddr []string
 }
 
@@ -62,6 +63,7 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (*serveFlags, int)
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait); 0 means the library's default (1ms), negative never polls")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password that clients must give with AUTH or HELLO")
 	fs.StringVar(&f.tcpEngine, "tcp-engine", server.TCPGnet.String(), "what serves TCP connections: gnet (event loops shared by all of them) or netpoll (the Go netpoller, each connection read on its own)")
+	fs.IntVar(&f.databases, "databases", 16, "number of databases, which SELECT picks from 0 (as valkey-server's databases)")
 	bad := func(format string, a ...any) (*serveFlags, int) {
 		fmt.Fprintf(stderr, "rdmapool serve: "+format+" (rdmapool serve --help for usage)\n", a...)
 		return nil, 2
@@ -86,6 +88,8 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (*serveFlags, int)
 		// 16 MiB: valkey-server's largest, and what clients accept by
 		// default (qp.Options.MaxPeerBufferSize).
 		return bad("--rdma-rx-size %d is out of range (4kb to 16mb)", f.rdmaRxSize)
+	case f.databases < 1 || f.databases > server.MaxDatabases:
+		return bad("--databases %d is out of range (1 to %d)", f.databases, server.MaxDatabases)
 	case f.tcpEngine != server.TCPGnet.String() && f.tcpEngine != server.TCPNetpoll.String():
 		return bad("--tcp-engine %q: want gnet or netpoll", f.tcpEngine)
 	case f.port == 0 && strings.TrimSpace(f.rdmaBind) == "":
@@ -109,7 +113,7 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	if f == nil {
 		return code
 	}
-	opts := &server.Options{Password: f.requirePass}
+	opts := &server.Options{Password: f.requirePass, Databases: f.databases}
 	if f.tcpEngine == server.TCPNetpoll.String() {
 		opts.TCPEngine = server.TCPNetpoll
 	}

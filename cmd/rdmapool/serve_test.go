@@ -34,6 +34,8 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rdma-rx-size", "lots"}, `invalid value "lots" for flag -rdma-rx-size`},
 		{[]string{"--spin-wait", "soon"}, `invalid value "soon" for flag -spin-wait`},
 		{[]string{"--tcp-engine", "epoll"}, `--tcp-engine "epoll": want gnet or netpoll`},
+		{[]string{"--databases", "0"}, "--databases 0 is out of range (1 to 65536)"},
+		{[]string{"--databases", "65537"}, "--databases 65537 is out of range"},
 		{[]string{"--port", "0"}, "nothing to serve"},
 		{[]string{"--bind", " "}, "--bind is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
