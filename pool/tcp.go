@@ -18,6 +18,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
 	"github.com/seed54442f1a/rdmapool/internal/singleton"
+	"github.com/seed54442f1a/rdmapool/internal/spinwait"
 )
 
 // TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
@@ -65,11 +66,11 @@ import (
 type TCPConn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
-	fd           int           // gnet's descriptor for the socket
-	direct       bool          // Write calls write(2) itself first (tcpDirectWrites)
-	spinWait     time.Duration // tcpSpinWait when dialled, if GOMAXPROCS allows
-	spinBudget   spinBudget
-	opened       bool // OnOpen ran (set on the event loop before EnrollContext returns)
+	fd           int             // gnet's descriptor for the socket
+	direct       bool            // Write calls write(2) itself first (tcpDirectWrites)
+	spinWait     time.Duration   // tcpSpinWait when dialled, if GOMAXPROCS allows
+	spinBudget   spinwait.Budget // whether spinning pays on this connection (see tcpSpinWait)
+	opened       bool            // OnOpen ran (set on the event loop before EnrollContext returns)
 
 	// fdmu is held around each write(2) we make on fd, and by OnClose
 	// before gnet closes fd, which sets fdDone: a descriptor number is
@@ -159,7 +160,7 @@ var tcpDirectWrites = directWritesDefault
 // rarely does: the runtime polls the network for the peer's goroutine only
 // once nothing is runnable, and a spinner is always runnable. Under
 // pipelining, the reader's yields let the callers run, and data that
-// arrives after them is late. So spinning adapts (spinBudget) and stops on a
+// arrives after them is late. So spinning adapts (spinwait.Budget) and stops on a
 // connection where it does not pay. Measured on 2 cores (docs/benchmarks.md):
 // against valkey-server on loopback a PING round trip takes 0.6× a plain
 // net.Conn's with the spin and about 1.1× without; against an echo
@@ -310,11 +311,8 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 		if tc.spin() {
 			continue
 		}
-		select {
-		case <-tc.rdy:
-		case <-tc.goneCh: // OnClose signals once, and another Read may take it
-		case <-tc.done:
-		case <-tc.rd.Wait():
+		// goneCh: OnClose signals once, and another Read may take it.
+		if !spinwait.Park(tc.rdy, tc.goneCh, tc.done, tc.rd.Wait()) {
 			tc.mu.Lock()
 			tc.waiting--
 			tc.mu.Unlock()
@@ -324,80 +322,35 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 }
 
 // spin waits up to tc.spinWait for OnTraffic or OnClose to leave something
-// for Read, yielding the processor meanwhile, and reports whether they
+// for Read, yielding the processor between looks, and reports whether they
 // did. Parking instead costs the event loop a wake-up of the reader's
-// goroutine on the latency path. A deadline that has passed skips it.
+// goroutine on the latency path. A deadline that has passed skips it, and
+// so does the connection's spin budget while spinning does not pay.
 func (tc *TCPConn) spin() bool {
-	if tc.spinWait <= 0 || tc.rd.Expired() || !tc.spinBudget.try() {
+	if tc.rd.Expired() {
 		return false
 	}
-	start := time.Now()
+	s := spinwait.Spin{Policy: &tcpSpinPolicy, Wait: tc.spinWait, Budget: &tc.spinBudget}
+	if !s.Begin() {
+		return false
+	}
 	for {
-		now := time.Since(start)
 		if tc.avail.Load() {
-			tc.spinBudget.done(now <= tc.spinWait)
+			s.Hit()
+			s.End()
 			return true
 		}
-		if now >= tc.spinWait {
-			tc.spinBudget.done(false)
+		if !s.Miss() {
 			return false
 		}
-		runtime.Gosched()
 	}
 }
 
-// spinBudget decides whether a waiting Read spins (see tcpSpinWait). It
-// judges spinning by windows of tcpSpinWindow spins in a row: a window in
-// which at least half saw data in time is followed by another, and one in
-// which fewer did by skip waiting Reads that park at once, skip doubling
-// from tcpSpinSkipMin to tcpSpinSkipMax while the windows stay bad. A single
-// probe would not do: a round trip is slower while nobody spins (threads go
-// idle), so a lone spin among parked Reads would miss where a run of them
-// pays.
-//
-// It is a heuristic: concurrent Reads may race on it, which costs at most a
-// spin more or less, so its fields are atomics only to keep them well
-// defined.
-type spinBudget struct {
-	spins atomic.Int32 // spins in this window
-	hits  atomic.Int32 // of which saw data in time
-	skip  atomic.Int32 // waiting Reads left to park without spinning
-	next  atomic.Int32 // skip after the next bad window; 0: tcpSpinSkipMin
-}
-
-const (
-	tcpSpinWindow  = 32
-	tcpSpinSkipMin = 64
-	tcpSpinSkipMax = 4096
-)
-
-func (s *spinBudget) try() bool {
-	if s.skip.Load() > 0 {
-		s.skip.Add(-1)
-		return false
-	}
-	return true
-}
-
-// done records a spin's outcome: hit if data came within the spin's time.
-func (s *spinBudget) done(hit bool) {
-	if hit {
-		s.hits.Add(1)
-	}
-	if s.spins.Add(1) < tcpSpinWindow {
-		return
-	}
-	good := 2*s.hits.Load() >= tcpSpinWindow
-	s.spins.Store(0)
-	s.hits.Store(0)
-	if good {
-		s.next.Store(0)
-		return
-	}
-	n := max(tcpSpinSkipMin, s.next.Load())
-	s.skip.Store(n)
-	s.next.Store(min(2*n, tcpSpinSkipMax))
-}
+// tcpSpinPolicy: a spinning Read looks at the clock and yields after every
+// look, so that the event loop's goroutine, which brings the data, runs.
+// It takes no spinner slot: no Read spins with GOMAXPROCS 1 (tcpSpinMinProcs),
+// and the spinners' yields leave the netpoller its turns.
+var tcpSpinPolicy = spinwait.Policy{ClockEvery: 1, YieldEvery: 1, YieldShared: 1}
 
 // readErrLocked is what Read returns once gnet has closed the connection
 // and everything is read.
