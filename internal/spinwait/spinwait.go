@@ -38,7 +38,10 @@ type Policy struct {
 	ClockEvery int
 	// The spinner yields its P (runtime.Gosched) every YieldEvery misses,
 	// and every YieldShared while the spinners hold every P (Slots
-	// only); YieldEvery is a multiple of YieldShared.
+	// only).
+	//
+	// The three are powers of two, YieldEvery at least YieldShared: a
+	// miss tests them with a mask, not a division.
 	YieldEvery, YieldShared int
 	// Slots, if not nil, bounds the spinners of this kind: a Spin that
 	// finds none free parks at once, and spinners that hold every P let
@@ -108,7 +111,7 @@ func (s *Spin) Miss() bool {
 		s.start = Now()
 	}
 	s.polls++
-	if s.polls%p.ClockEvery == 0 {
+	if s.polls&(p.ClockEvery-1) == 0 {
 		now := Now()
 		if now-s.start >= s.Wait {
 			s.end()
@@ -119,7 +122,7 @@ func (s *Spin) Miss() bool {
 			*s.LastPass = Now()
 		}
 	}
-	if s.polls%p.YieldShared == 0 && (s.polls%p.YieldEvery == 0 || p.Slots != nil && p.Slots.HoldEveryP()) {
+	if s.polls&(p.YieldShared-1) == 0 && (s.polls&(p.YieldEvery-1) == 0 || p.Slots != nil && p.Slots.HoldEveryP()) {
 		runtime.Gosched()
 	}
 	return true
