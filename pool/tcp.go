@@ -791,6 +791,7 @@ func (tc *TCPConn) moveOff(c gnet.Conn) bool {
 		_ = nc.SetWriteDeadline(tc.wdT)
 	}
 	tc.moved, tc.queued = nc, 0
+	tc.movePending.Store(false)
 	tc.mu.Unlock()
 	tc.fdmu.Lock()
 	tc.fdDone = true // gnet closes fd
