@@ -458,12 +458,19 @@ func (tc *TCPConn) Write(p []byte) (int, error) {
 // leave the event loop while the Write ran, has the loop try now (Wake
 // runs OnTraffic with no new data). Otherwise only more traffic would try
 // again, and a peer that has sent all it will would leave the connection
-// buffering on the loop.
+// buffering on the loop. Wake only queues a task (it never waits for the
+// loop); it is called under mu with closed not set, so the engine, which
+// Close releases after setting closed, still runs.
 func (tc *TCPConn) writeDone() {
 	tc.wmu.Unlock()
-	if tc.movePending.Load() && tc.movePending.CompareAndSwap(true, false) {
+	if !tc.movePending.Load() {
+		return
+	}
+	tc.mu.Lock()
+	if !tc.closed && !tc.gone && tc.moved == nil && tc.movePending.CompareAndSwap(true, false) {
 		_ = tc.gc.Wake(nil)
 	}
+	tc.mu.Unlock()
 }
 
 // writeDirect writes p with write(2) until the kernel takes no more. It is
