@@ -360,3 +360,63 @@ func vmRSS(t *testing.T) int64 {
 	}
 	return 0
 }
+
+// TestTCPMoveAfterWrite: a move due while a Write is under way (wmu held)
+// waits; the peer then sends nothing more, and the Write's end has the
+// event loop try again, which moves the connection.
+func TestTCPMoveAfterWrite(t *testing.T) {
+	tcpLeakCheck(t, true)
+	const total = 2 * tcpMoveAt
+	sent := make(chan struct{})
+	s := newTCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		b := make([]byte, total)
+		tcpPattern(b, 0)
+		if _, err := c.Write(b); err != nil {
+			return
+		}
+		close(sent)
+		_, _ = io.Copy(io.Discard, c) // until the client closes
+	})
+	c := tcpDial(t, s.addr())
+	c.wmu.Lock() // as a Write under way
+	<-sent
+	// Everything the peer sent has reached our buffer, with a move due
+	// and refused each time.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		n := 0
+		if c.in != nil {
+			n = len(c.in.B) - c.off
+		}
+		c.mu.Unlock()
+		if n == total && c.movePending.Load() {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.wmu.Unlock()
+			t.Fatalf("%d of %d bytes buffered, move pending %v", n, total, c.movePending.Load())
+		}
+	}
+	if e := c.Engine(); e != TCPGnet {
+		t.Fatalf("engine %v while a Write holds wmu, want gnet", e)
+	}
+	c.writeDone() // the Write ends
+	for deadline := time.Now().Add(30 * time.Second); c.Engine() != TCPNetpoll; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the end of the Write did not move the connection")
+		}
+	}
+	if _, err := c.Write([]byte("after the move")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, total)
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, total)
+	tcpPattern(want, 0)
+	if !bytes.Equal(got, want) {
+		t.Error("bytes read after the move differ from those sent")
+	}
+}
