@@ -18,6 +18,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
 	"github.com/seed54442f1a/rdmapool/internal/singleton"
+	"github.com/seed54442f1a/rdmapool/internal/spinwait"
 )
 
 // TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
@@ -50,26 +51,29 @@ import (
 // The n returned counts it, so the stream stays consistent for a caller
 // that continues with p[n:].
 //
-// Reading is not flow-controlled by the kernel: gnet v2 cannot stop
-// reading a connection (no call pauses one or takes it off its poller, and
-// bytes OnTraffic leaves unconsumed go to gnet's own inbound buffer, which
-// grows the same way), so the event loop reads whatever the peer sends as
-// it arrives, and the kernel's receive window, which holds back the peer
-// of a net.Conn nobody reads, never closes. What bounds it is
-// tcpMaxInbound: once more than that is received and unread, the
-// connection is closed, and Read returns what was buffered, then an error
-// matching ErrInboundLimit (what arrived last, past the bound, is dropped).
-// A Valkey client, which reads every reply as it
-// comes, stays far below it; a caller that stops reading a connection
-// should use engine TCPNetpoll, whose peer the kernel stops.
+// Inbound data is bounded as on a net.Conn. gnet v2 cannot stop reading a
+// connection (no call pauses one, and bytes OnTraffic leaves unconsumed go
+// to gnet's own inbound buffer, which grows the same way), so the event
+// loop reads whatever the peer sends as it arrives. Once more than
+// tcpMoveAt is received and unread, the connection leaves the event loop
+// (moveOff): on the loop, it takes a duplicate of gnet's descriptor and
+// has gnet close its own, and goes on as a netpoll connection (engine
+// TCPNetpoll) on the duplicate, after the bytes it buffered. The kernel's
+// receive window then holds back the peer, as it does for a net.Conn
+// nobody reads. It stays there for good; Engine reports it. The move waits
+// for a moment when no Write is under way and gnet holds nothing of ours
+// to send (gnet's close would drop it); if that never comes, or the move
+// fails, tcpMaxInbound bounds what is held: past it, the connection is
+// closed, and Read returns what was buffered, then an error matching
+// ErrInboundLimit (what arrived last, past the bound, is dropped).
 type TCPConn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
-	fd           int           // gnet's descriptor for the socket
-	direct       bool          // Write calls write(2) itself first (tcpDirectWrites)
-	spinWait     time.Duration // tcpSpinWait when dialled, if GOMAXPROCS allows
-	spinBudget   spinBudget
-	opened       bool // OnOpen ran (set on the event loop before EnrollContext returns)
+	fd           int             // gnet's descriptor for the socket
+	direct       bool            // Write calls write(2) itself first (tcpDirectWrites)
+	spinWait     time.Duration   // tcpSpinWait when dialled, if GOMAXPROCS allows
+	spinBudget   spinwait.Budget // whether spinning pays on this connection (see tcpSpinWait)
+	opened       bool            // OnOpen ran (set on the event loop before EnrollContext returns)
 
 	// fdmu is held around each write(2) we make on fd, and by OnClose
 	// before gnet closes fd, which sets fdDone: a descriptor number is
@@ -87,6 +91,16 @@ type TCPConn struct {
 	gone    bool  // gnet closed the connection (OnClose)
 	goneErr error // the error OnClose gave, nil if we closed it
 	over    bool  // more than tcpMaxInbound arrived unread: OnTraffic closed it
+	// moved is the connection on the duplicate of gnet's descriptor once
+	// it has left the event loop (moveOff), which sets it with wmu held
+	// too: a Write may read it holding wmu alone. rdT and wdT are the
+	// deadlines last set, for moveOff to give it.
+	moved    *netpollConn
+	rdT, wdT time.Time
+	noMove   bool // a move failed: none is tried again (event loop only)
+	// movePending: a move was due but a Write was under way; the Write
+	// that ends has the event loop try again (writeDone).
+	movePending atomic.Bool
 
 	avail  atomic.Bool   // there is data, or gnet closed the connection: a spinning Read looks at it
 	rdy    chan struct{} // cap 1: data arrived or the state changed
@@ -121,8 +135,13 @@ const (
 	// tcpKeepInbound is the largest inbound buffer a connection keeps once
 	// it has read everything; a larger one goes back to the pool.
 	tcpKeepInbound = 64 << 10
+	// tcpMoveAt is how much a connection holds received and unread
+	// before it leaves the event loop for the netpoller (moveOff): about
+	// what the kernel buffers for a socket nobody reads.
+	tcpMoveAt = 4 << 20
 	// tcpMaxInbound bounds the bytes a connection holds received and
-	// unread; past it, OnTraffic closes the connection.
+	// unread if it could not leave the event loop; past it, OnTraffic
+	// closes the connection.
 	tcpMaxInbound = 64 << 20
 	// The bounds of the backoff between looks at gnet's outbound buffer:
 	// gnet tells nobody when it has drained it.
@@ -159,7 +178,7 @@ var tcpDirectWrites = directWritesDefault
 // rarely does: the runtime polls the network for the peer's goroutine only
 // once nothing is runnable, and a spinner is always runnable. Under
 // pipelining, the reader's yields let the callers run, and data that
-// arrives after them is late. So spinning adapts (spinBudget) and stops on a
+// arrives after them is late. So spinning adapts (spinwait.Budget) and stops on a
 // connection where it does not pay. Measured on 2 cores (docs/benchmarks.md):
 // against valkey-server on loopback a PING round trip takes 0.6× a plain
 // net.Conn's with the spin and about 1.1× without; against an echo
@@ -167,6 +186,10 @@ var tcpDirectWrites = directWritesDefault
 // the same with and without. A connection takes the value when it is
 // dialled; tests and the benchmark change it to compare.
 var tcpSpinWait = 50 * time.Microsecond
+
+// tcpMoves lets a connection with more than tcpMoveAt unread leave the
+// event loop (moveOff); a test turns it off to reach tcpMaxInbound.
+var tcpMoves = true
 
 const tcpSpinMinProcs = 2
 
@@ -278,7 +301,9 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 			tc.off += n
 			// OnTraffic signalled once for what it added; if some is left
 			// and another Read waits, this one took the signal: pass it on.
-			pass := tc.off < len(tc.in.B) && tc.waiting > 0
+			// Once the connection has moved, no OnTraffic comes again, and
+			// the next Read reads the socket.
+			pass := (tc.off < len(tc.in.B) || tc.moved != nil) && tc.waiting > 0
 			if tc.off == len(tc.in.B) {
 				tc.avail.Store(false)
 				tc.off = 0
@@ -300,6 +325,14 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 			tc.mu.Unlock()
 			return 0, err
 		}
+		if nc := tc.moved; nc != nil {
+			pass := tc.waiting > 0 // parked when it moved: they read the socket too
+			tc.mu.Unlock()
+			if pass {
+				tc.signal()
+			}
+			return nc.Read(p)
+		}
 		if len(p) == 0 {
 			tc.mu.Unlock()
 			return 0, nil
@@ -310,11 +343,8 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 		if tc.spin() {
 			continue
 		}
-		select {
-		case <-tc.rdy:
-		case <-tc.goneCh: // OnClose signals once, and another Read may take it
-		case <-tc.done:
-		case <-tc.rd.Wait():
+		// goneCh: OnClose signals once, and another Read may take it.
+		if !spinwait.Park(tc.rdy, tc.goneCh, tc.done, tc.rd.Wait()) {
 			tc.mu.Lock()
 			tc.waiting--
 			tc.mu.Unlock()
@@ -324,80 +354,35 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 }
 
 // spin waits up to tc.spinWait for OnTraffic or OnClose to leave something
-// for Read, yielding the processor meanwhile, and reports whether they
+// for Read, yielding the processor between looks, and reports whether they
 // did. Parking instead costs the event loop a wake-up of the reader's
-// goroutine on the latency path. A deadline that has passed skips it.
+// goroutine on the latency path. A deadline that has passed skips it, and
+// so does the connection's spin budget while spinning does not pay.
 func (tc *TCPConn) spin() bool {
-	if tc.spinWait <= 0 || tc.rd.Expired() || !tc.spinBudget.try() {
+	if tc.rd.Expired() {
 		return false
 	}
-	start := time.Now()
+	s := spinwait.Spin{Policy: &tcpSpinPolicy, Wait: tc.spinWait, Budget: &tc.spinBudget}
+	if !s.Begin() {
+		return false
+	}
 	for {
-		now := time.Since(start)
 		if tc.avail.Load() {
-			tc.spinBudget.done(now <= tc.spinWait)
+			s.Hit()
+			s.End()
 			return true
 		}
-		if now >= tc.spinWait {
-			tc.spinBudget.done(false)
+		if !s.Miss() {
 			return false
 		}
-		runtime.Gosched()
 	}
 }
 
-// spinBudget decides whether a waiting Read spins (see tcpSpinWait). It
-// judges spinning by windows of tcpSpinWindow spins in a row: a window in
-// which at least half saw data in time is followed by another, and one in
-// which fewer did by skip waiting Reads that park at once, skip doubling
-// from tcpSpinSkipMin to tcpSpinSkipMax while the windows stay bad. A single
-// probe would not do: a round trip is slower while nobody spins (threads go
-// idle), so a lone spin among parked Reads would miss where a run of them
-// pays.
-//
-// It is a heuristic: concurrent Reads may race on it, which costs at most a
-// spin more or less, so its fields are atomics only to keep them well
-// defined.
-type spinBudget struct {
-	spins atomic.Int32 // spins in this window
-	hits  atomic.Int32 // of which saw data in time
-	skip  atomic.Int32 // waiting Reads left to park without spinning
-	next  atomic.Int32 // skip after the next bad window; 0: tcpSpinSkipMin
-}
-
-const (
-	tcpSpinWindow  = 32
-	tcpSpinSkipMin = 64
-	tcpSpinSkipMax = 4096
-)
-
-func (s *spinBudget) try() bool {
-	if s.skip.Load() > 0 {
-		s.skip.Add(-1)
-		return false
-	}
-	return true
-}
-
-// done records a spin's outcome: hit if data came within the spin's time.
-func (s *spinBudget) done(hit bool) {
-	if hit {
-		s.hits.Add(1)
-	}
-	if s.spins.Add(1) < tcpSpinWindow {
-		return
-	}
-	good := 2*s.hits.Load() >= tcpSpinWindow
-	s.spins.Store(0)
-	s.hits.Store(0)
-	if good {
-		s.next.Store(0)
-		return
-	}
-	n := max(tcpSpinSkipMin, s.next.Load())
-	s.skip.Store(n)
-	s.next.Store(min(2*n, tcpSpinSkipMax))
-}
+// tcpSpinPolicy: a spinning Read looks at the clock and yields after every
+// look, so that the event loop's goroutine, which brings the data, runs.
+// It takes no spinner slot: no Read spins with GOMAXPROCS 1 (tcpSpinMinProcs),
+// and the spinners' yields leave the netpoller its turns.
+var tcpSpinPolicy = spinwait.Policy{ClockEvery: 1, YieldEvery: 1, YieldShared: 1}
 
 // readErrLocked is what Read returns once gnet has closed the connection
 // and everything is read.
@@ -411,9 +396,12 @@ func (tc *TCPConn) readErrLocked() error {
 // Write writes p and returns once the kernel has taken all of it.
 func (tc *TCPConn) Write(p []byte) (int, error) {
 	tc.wmu.Lock()
-	defer tc.wmu.Unlock()
+	defer tc.writeDone()
 	if err := tc.writeState(); err != nil {
 		return 0, err
+	}
+	if nc := tc.moved; nc != nil { // set with wmu held
+		return nc.Write(p)
 	}
 	n := 0
 	for {
@@ -464,6 +452,25 @@ func (tc *TCPConn) Write(p []byte) (int, error) {
 		p = p[len(chunk):]
 		tc.queued = r.queued
 	}
+}
+
+// writeDone ends a Write: it releases wmu and, if the connection was due to
+// leave the event loop while the Write ran, has the loop try now (Wake
+// runs OnTraffic with no new data). Otherwise only more traffic would try
+// again, and a peer that has sent all it will would leave the connection
+// buffering on the loop. Wake only queues a task (it never waits for the
+// loop); it is called under mu with closed not set, so the engine, which
+// Close releases after setting closed, still runs.
+func (tc *TCPConn) writeDone() {
+	tc.wmu.Unlock()
+	if !tc.movePending.Load() {
+		return
+	}
+	tc.mu.Lock()
+	if !tc.closed && !tc.gone && tc.moved == nil && tc.movePending.CompareAndSwap(true, false) {
+		_ = tc.gc.Wake(nil)
+	}
+	tc.mu.Unlock()
 }
 
 // writeDirect writes p with write(2) until the kernel takes no more. It is
@@ -578,7 +585,21 @@ func (tc *TCPConn) writeState() error {
 func (tc *TCPConn) Healthy() bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return !tc.closed && !tc.gone && (tc.in == nil || len(tc.in.B) == tc.off)
+	if tc.closed || tc.gone || tc.in != nil && len(tc.in.B) != tc.off {
+		return false
+	}
+	return tc.moved == nil || tc.moved.Healthy()
+}
+
+// Engine reports what drives the connection: TCPGnet, or TCPNetpoll once
+// it has left the event loop because its unread data passed tcpMoveAt.
+func (tc *TCPConn) Engine() TCPEngine {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.moved != nil {
+		return TCPNetpoll
+	}
+	return TCPGnet
 }
 
 // Close closes the connection. Pending and later Reads and Writes return
@@ -592,9 +613,14 @@ func (tc *TCPConn) Close() error {
 	}
 	tc.closed = true
 	close(tc.done)
+	moved := tc.moved
 	tc.mu.Unlock()
 
-	if err := tc.gc.Close(); err == nil {
+	if moved != nil {
+		// gnet closed its descriptor when the connection moved (and will
+		// not move it after closed was set).
+		moved.Close()
+	} else if err := tc.gc.Close(); err == nil {
 		<-tc.goneCh // OnClose has run: the socket is closed
 	}
 	// A Write still running returns now (it saw done or goneCh); once it
@@ -620,39 +646,47 @@ func (tc *TCPConn) Close() error {
 
 // SetDeadline sets the read and write deadlines.
 func (tc *TCPConn) SetDeadline(t time.Time) error {
-	if err := tc.setState(); err != nil {
-		return err
-	}
-	tc.rd.Set(t)
-	tc.wd.Set(t)
-	return nil
+	return tc.setDeadlines(t, true, true)
 }
 
 // SetReadDeadline sets the deadline for waiting Reads.
 func (tc *TCPConn) SetReadDeadline(t time.Time) error {
-	if err := tc.setState(); err != nil {
-		return err
-	}
-	tc.rd.Set(t)
-	return nil
+	return tc.setDeadlines(t, true, false)
 }
 
 // SetWriteDeadline sets the deadline for waiting Writes.
 func (tc *TCPConn) SetWriteDeadline(t time.Time) error {
-	if err := tc.setState(); err != nil {
-		return err
-	}
-	tc.wd.Set(t)
-	return nil
+	return tc.setDeadlines(t, false, true)
 }
 
-func (tc *TCPConn) setState() error {
+// setDeadlines sets ours, which Read and Write look at, and, once the
+// connection has moved off the event loop, the socket's; under mu, so that
+// a move in between gives the socket the latest.
+func (tc *TCPConn) setDeadlines(t time.Time, read, write bool) error {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.closed {
 		return tc.opError("set", net.ErrClosed)
 	}
-	return nil
+	if read {
+		tc.rd.Set(t)
+		tc.rdT = t
+	}
+	if write {
+		tc.wd.Set(t)
+		tc.wdT = t
+	}
+	if tc.moved == nil {
+		return nil
+	}
+	switch {
+	case read && write:
+		return tc.moved.SetDeadline(t)
+	case read:
+		return tc.moved.SetReadDeadline(t)
+	default:
+		return tc.moved.SetWriteDeadline(t)
+	}
 }
 
 func (tc *TCPConn) opError(op string, err error) error {
@@ -660,13 +694,23 @@ func (tc *TCPConn) opError(op string, err error) error {
 }
 
 // onTraffic runs on the event loop: it moves what arrived into our buffer
-// and wakes a waiting reader. It reports whether that would leave more than
-// tcpMaxInbound unread, which closes the connection (what arrived last is
-// then dropped).
-func (tc *TCPConn) onTraffic(c gnet.Conn) bool {
+// and wakes a waiting reader. It returns gnet.Close when that leaves more
+// than tcpMoveAt unread and the connection moves off the event loop
+// (moveOff), or would leave more than tcpMaxInbound unread, which closes
+// the connection (what arrived last is then dropped).
+func (tc *TCPConn) onTraffic(c gnet.Conn) gnet.Action {
 	data, _ := c.Next(-1) // everything; gnet's own buffer stays empty
-	if len(data) == 0 {
-		return false
+	if len(data) == 0 {   // woken (writeDone), or nothing new
+		tc.mu.Lock()
+		unread := 0
+		if tc.in != nil {
+			unread = len(tc.in.B) - tc.off
+		}
+		tc.mu.Unlock()
+		if unread > tcpMoveAt && tc.moveOff(c) {
+			return gnet.Close
+		}
+		return gnet.None
 	}
 	tc.mu.Lock()
 	if tc.in != nil && len(tc.in.B)-tc.off+len(data) > tcpMaxInbound {
@@ -674,8 +718,9 @@ func (tc *TCPConn) onTraffic(c gnet.Conn) bool {
 		// grow past the bound.
 		tc.over = true
 		tc.mu.Unlock()
-		return true
+		return gnet.Close
 	}
+	unread := 0
 	if !tc.closed {
 		if tc.in == nil {
 			tc.in = tcpInPool.Get()
@@ -693,10 +738,101 @@ func (tc *TCPConn) onTraffic(c gnet.Conn) bool {
 		}
 		tc.in.B = append(tc.in.B, data...)
 		tc.avail.Store(true)
+		unread = len(tc.in.B) - tc.off
 	}
 	tc.mu.Unlock()
 	tc.signal()
-	return false
+	if unread > tcpMoveAt && tc.moveOff(c) {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+// moveOff takes the connection off the event loop, on a duplicate of
+// gnet's descriptor driven by the netpoller, and reports whether it did;
+// OnTraffic then returns gnet.Close, and gnet removes its descriptor from
+// its poller and closes it (close(2), no shutdown: the socket stays open
+// on the duplicate), and calls OnClose, which knows. It runs on the event
+// loop, the only goroutine that reads the socket until then: everything
+// gnet read is in tc.in, and the rest waits in the kernel.
+//
+// gnet's close writes what its outbound buffer holds with one
+// non-blocking writev and drops what the kernel does not take, so the move
+// happens only when gnet holds nothing of ours: no Write under way (wmu,
+// tried, never waited for on the loop, where a Write waits for us), no
+// probe of the outbound buffer in flight, and the buffer empty. Otherwise
+// a later OnTraffic tries again, or the end of the next Write has the loop
+// try (writeDone).
+func (tc *TCPConn) moveOff(c gnet.Conn) bool {
+	if tc.noMove || !tcpMoves {
+		return false
+	}
+	if !tc.wmu.TryLock() {
+		tc.movePending.Store(true) // the Write tries again when it ends
+		return false
+	}
+	defer tc.wmu.Unlock()
+	if tc.probing || c.OutboundBuffered() > 0 {
+		// What gnet holds goes out when the socket is writable; the next
+		// Write waits for it, and tries again when it ends.
+		tc.movePending.Store(true)
+		return false
+	}
+	nc, err := tcpDupConn(c)
+	if err != nil {
+		tc.noMove = true // tcpMaxInbound bounds it instead
+		return false
+	}
+	tc.mu.Lock()
+	if tc.closed || tc.gone {
+		// Close has called, or will call, gnet's close, and waits for
+		// OnClose.
+		tc.mu.Unlock()
+		nc.Close()
+		return false
+	}
+	if !tc.rdT.IsZero() {
+		_ = nc.SetReadDeadline(tc.rdT)
+	}
+	if !tc.wdT.IsZero() {
+		_ = nc.SetWriteDeadline(tc.wdT)
+	}
+	tc.moved, tc.queued = nc, 0
+	tc.movePending.Store(false)
+	tc.mu.Unlock()
+	tc.fdmu.Lock()
+	tc.fdDone = true // gnet closes fd
+	tc.fdmu.Unlock()
+	tc.signal() // a Read parked for want of data reads the socket once tc.in is drained
+	return true
+}
+
+// tcpDupConn is a netpoll connection on a duplicate of c's descriptor
+// (net.FileConn duplicates the one it is given, which is closed here).
+func tcpDupConn(c gnet.Conn) (*netpollConn, error) {
+	fd, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "tcp")
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	tcp, ok := fc.(*net.TCPConn)
+	if !ok {
+		fc.Close()
+		return nil, errors.New("rdmapool: tcp (gnet): the duplicate descriptor is not a TCP socket")
+	}
+	raw, err := tcp.SyscallConn()
+	if err != nil {
+		tcp.Close()
+		return nil, err
+	}
+	nc := &netpollConn{TCPConn: tcp, raw: raw}
+	nc.peek = nc.peekFD
+	return nc, nil
 }
 
 // onClose runs on the event loop when gnet has closed the connection.
@@ -705,7 +841,7 @@ func (tc *TCPConn) onClose(err error) {
 	tc.fdDone = true
 	tc.fdmu.Unlock()
 	tc.mu.Lock()
-	if tc.gone {
+	if tc.gone || tc.moved != nil { // moved: gnet let it go (moveOff)
 		tc.mu.Unlock()
 		return
 	}
@@ -742,10 +878,7 @@ func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
-	if tc.onTraffic(c) {
-		return gnet.Close
-	}
-	return gnet.None
+	return tc.onTraffic(c)
 }
 
 func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {

@@ -494,46 +494,6 @@ func TestTCPReadSpinOrPark(t *testing.T) {
 	})
 }
 
-// TestTCPSpinBudget: spinning goes on while at least half of a window's
-// spins see data in time, stops for a number of waiting Reads that doubles
-// while windows stay bad, and a good window resets that number.
-func TestTCPSpinBudget(t *testing.T) {
-	var s spinBudget
-	window := func(hits int) {
-		t.Helper()
-		for i := range tcpSpinWindow {
-			if !s.try() {
-				t.Fatalf("spin %d of a window refused", i)
-			}
-			s.done(i < hits)
-		}
-	}
-	skipped := func() int {
-		n := 0
-		for !s.try() {
-			n++
-		}
-		return n
-	}
-	window(tcpSpinWindow / 2)
-	if n := skipped(); n != 0 {
-		t.Fatalf("after a window with half hits, %d Reads did not spin", n)
-	}
-	want := tcpSpinSkipMin
-	for range 10 {
-		window(tcpSpinWindow/2 - 1)
-		if n := skipped(); n != want {
-			t.Fatalf("after a bad window, %d Reads did not spin, want %d", n, want)
-		}
-		want = min(2*want, tcpSpinSkipMax)
-	}
-	window(tcpSpinWindow)
-	window(0)
-	if n := skipped(); n != tcpSpinSkipMin {
-		t.Fatalf("after good then bad windows, %d Reads did not spin, want %d", n, tcpSpinSkipMin)
-	}
-}
-
 func TestTCPDoubleClose(t *testing.T) {
 	tcpLeakCheck(t, true)
 	s := newTCPServer(t, tcpEcho)

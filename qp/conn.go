@@ -52,7 +52,7 @@ type Conn struct {
 	rxNotify chan struct{} // signalled when data arrives or the state changes
 	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
 	readDL   deadline.Deadline
-	rxPassed time.Duration // a waiting reader last let the netpoller run (monoNow; see spin)
+	rxPassed time.Duration // a waiting reader last let the netpoller run (spinwait.Now; see spin)
 	leased   int           // the length of the slice Lease returned (rmu)
 
 	// Write side: wmu serialises writers and is held by a reservation.
@@ -64,7 +64,7 @@ type Conn struct {
 	armAddr   atomic.Uint64
 	armLenKey atomic.Uint64 // length<<32 | rkey
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
-	txPassed  time.Duration // a waiting writer last let the netpoller run (monoNow, wmu; see spin)
+	txPassed  time.Duration // a waiting writer last let the netpoller run (spinwait.Now, wmu; see spin)
 	reserved  int           // the length of the slice Reserve returned (wmu)
 	parked    atomic.Int32  // readers and writers waiting for the reactor (park)
 

@@ -29,21 +29,21 @@ func TestSQFree(t *testing.T) {
 	}
 }
 
-// TestMaxSpinners: the spinner limit is GOMAXPROCS-1, at least 1, and
-// follows a change of GOMAXPROCS within 1024 lookups.
+// TestMaxSpinners: the spinner limit (spinSlots.Max) is GOMAXPROCS-1, at
+// least 1, and follows a change of GOMAXPROCS within 1024 lookups.
 func TestMaxSpinners(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
 		for range 1024 {
-			maxSpinners()
+			spinSlots.Max()
 		}
-		got := maxSpinners()
+		got := spinSlots.Max()
 		runtime.GOMAXPROCS(prev)
 		if want := int32(max(procs-1, 1)); got != want {
-			t.Errorf("GOMAXPROCS %d: maxSpinners() = %d, want %d", procs, got, want)
+			t.Errorf("GOMAXPROCS %d: spinSlots.Max() = %d, want %d", procs, got, want)
 		}
 	}
 	for range 1024 { // the limit of the restored GOMAXPROCS, for the tests after
-		maxSpinners()
+		spinSlots.Max()
 	}
 }

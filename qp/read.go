@@ -57,7 +57,7 @@ func (c *Conn) Release(n int) error {
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
-	sp := spin{c: c, lastPass: &c.rxPassed}
+	sp := c.newSpin(&c.rxPassed)
 	defer sp.release()
 	for {
 		if err := c.terminal(); err != nil {

@@ -1,77 +1,71 @@
 package qp
 
 import (
-	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/cq"
-	"github.com/seed54442f1a/rdmapool/internal/netpass"
+	"github.com/seed54442f1a/rdmapool/internal/spinwait"
 )
 
-// spinners counts the goroutines that poll a CQ inline right now, each
-// yielding its P (runtime.Gosched) now and then (spinYieldFree). The
-// runtime polls the network only from a P that has nothing else to run (or
-// from sysmon, every 10 ms), and spinners on every P held every other
-// network event in the process for milliseconds (docs/design.md, "Inline
-// polling"). So at most GOMAXPROCS-1 may spin, leaving a P for the
-// netpoller; with GOMAXPROCS 1, one, which lets the netpoller run every
-// netpass.Every (package internal/netpass). The limit also keeps many
-// waiting connections from crowding the run queue with spinners.
-var spinners atomic.Int32
+// spinSlots counts the goroutines that poll a CQ inline right now, at most
+// max(GOMAXPROCS-1, 1) (see spinwait.Slots: the runtime polls the network
+// only from a P that has nothing else to run, and spinners on every P held
+// every other network event in the process for milliseconds;
+// docs/design.md, "Inline polling").
+var spinSlots spinwait.Slots
 
-// maxSpinners is max(GOMAXPROCS-1, 1), GOMAXPROCS looked up again every
-// 1024 calls: runtime.GOMAXPROCS takes the scheduler's lock, and a waiter
-// asks before every spin.
-func maxSpinners() int32 {
-	if n := spinLookups.Add(1); n&1023 == 1 || spinProcs.Load() == 0 {
-		spinProcs.Store(int32(runtime.GOMAXPROCS(0)))
-	}
-	return max(spinProcs.Load()-1, 1)
+// spinPolicy is how a waiting Read or Write polls its CQ: the clock looked
+// at every 16 polls, a yield every 64 (every 8 while the spinners hold
+// every P), a spinner slot, and netpass when the spinners hold every P.
+//
+// A spinner yields its P (runtime.Gosched) so that goroutines queued behind
+// it on its P get their turn; more often when the spinners hold every P, as
+// with GOMAXPROCS 1. Otherwise a P is free, and the scheduler's idle Ps take
+// the queued work (work stealing), so the yield need not come often. It
+// costs several polls: under emulation 3.3 µs against 0.4 µs a poll, half of
+// a spinner's time when it came every 8 polls, and a completion that lands
+// during a yield waits for it (round trip p50 lower by 8 % at every 64, in 8
+// of 8 alternating runs; docs/benchmarks.md). A look at the clock costs
+// about what a poll does (more under emulation, where the VM's profile
+// showed the spinners' clock reads at 29 % of the CPU), and SpinWait need
+// not be kept to the poll.
+var spinPolicy = spinwait.Policy{
+	ClockEvery:  16,
+	YieldEvery:  64,
+	YieldShared: 8,
+	Slots:       &spinSlots,
 }
 
-// spinnersHoldEveryP reports whether the spinners hold every P, so that
-// they must let the netpoller run themselves.
-func spinnersHoldEveryP() bool { return spinners.Load() >= spinProcs.Load() }
-
-var spinLookups, spinProcs atomic.Int32
-
-// spin is a waiter's polling state: whether it holds a spinner slot (and
-// has told the reactor it polls), since when it has polled without result,
-// and when its connection's waiters last let the netpoller run (lastPass,
-// which a reader's or writer's spins share: a goroutine whose replies come
-// while it spins never parks).
+// spin is a waiter's polling state: its spinwait.Spin, and the CQ whose
+// reactor it told that it polls while the spin is on.
 type spin struct {
-	c        *Conn
-	holding  bool
-	polls    int
-	start    time.Duration // monoNow at the first miss since the slot was taken or since the last hit; 0 until then
-	inline   *cq.Inline
-	lastPass *time.Duration
+	c      *Conn
+	w      spinwait.Spin
+	inline *cq.Inline
 }
 
-// monoBase anchors monoNow, taken when the package is initialised, before
-// any spin: so monoNow is above 0 in a spin, and 0 can mean "not started".
-var monoBase = time.Now()
-
-// monoNow reads the monotonic clock alone: time.Since on a time with a
-// monotonic reading takes one clock read, time.Now takes two (the wall
-// clock too), and a spinner reads the clock at a spin's first miss and every
-// spinClockEvery polls.
-func monoNow() time.Duration { return time.Since(monoBase) }
+// newSpin is the polling state of a reader (lastPass &c.rxPassed) or a
+// writer (&c.txPassed).
+func (c *Conn) newSpin(lastPass *time.Duration) spin {
+	return spin{c: c, w: spinwait.Spin{Policy: &spinPolicy, Wait: c.opts.SpinWait, LastPass: lastPass}}
+}
 
 func (s *spin) release() {
-	if s.holding {
-		s.inline.End()
-		spinners.Add(-1)
-		s.holding = false
-		// The reactor arms no CQ while its owner polls it. A waiter of
-		// this connection that parked meanwhile would then wait for the
-		// reactor's next look, up to its sleep limit: have it arm the CQ
-		// (or poll it) now.
-		if s.c.parked.Load() > 0 {
-			s.inline.BeforePark(s.c.reactor)
-		}
+	if s.w.Spinning() {
+		s.w.End()
+		s.ended()
+	}
+}
+
+// ended tells the reactor that the waiter no longer polls its CQ.
+func (s *spin) ended() {
+	s.inline.End()
+	// The reactor arms no CQ while its owner polls it. A waiter of this
+	// connection that parked meanwhile would then wait for the reactor's
+	// next look, up to its sleep limit: have it arm the CQ (or poll it)
+	// now.
+	if s.c.parked.Load() > 0 {
+		s.inline.BeforePark(s.c.reactor)
 	}
 }
 
@@ -81,13 +75,7 @@ func (s *spin) release() {
 func (c *Conn) park(ch, dl chan struct{}) bool {
 	c.parked.Add(1)
 	c.h.inline.BeforePark(c.reactor)
-	ok := true
-	select {
-	case <-ch:
-	case <-c.done:
-	case <-dl:
-		ok = false
-	}
+	ok := spinwait.Park(ch, c.done, nil, dl)
 	c.parked.Add(-1)
 	return ok
 }
@@ -96,58 +84,20 @@ func (c *Conn) park(ch, dl chan struct{}) bool {
 // the CQ itself, for up to opts.SpinWait without a result, if a spinner
 // slot is free. It reports whether to look again (true) or to park (false).
 func (c *Conn) spinPoll(s *spin) bool {
-	if c.opts.SpinWait < 0 {
-		return false
-	}
-	if !s.holding {
-		if spinners.Add(1) > maxSpinners() {
-			spinners.Add(-1)
+	if !s.w.Spinning() {
+		if !s.w.Begin() {
 			return false
 		}
-		s.holding, s.start, s.inline = true, 0, &c.h.inline
+		s.inline = &c.h.inline
 		s.inline.Begin()
 	}
 	if c.pollInline() {
-		s.start = 0 // the spin's clock restarts at its next miss
+		s.w.Hit()
 		return true
 	}
-	if s.start == 0 {
-		s.start = monoNow()
-	}
-	s.polls++
-	if s.polls%spinClockEvery == 0 {
-		now := monoNow()
-		if now-s.start >= c.opts.SpinWait {
-			s.release()
-			return false
-		}
-		if now-*s.lastPass >= netpass.Every && spinnersHoldEveryP() {
-			netpass.Pass()
-			*s.lastPass = monoNow()
-		}
-	}
-	if s.polls%spinYieldShared == 0 && (s.polls%spinYieldFree == 0 || spinnersHoldEveryP()) {
-		runtime.Gosched()
+	if !s.w.Miss() {
+		s.ended()
+		return false
 	}
 	return true
 }
-
-// A spinner yields its P (runtime.Gosched) every spinYieldFree polls, so
-// that goroutines queued behind it on its P get their turn; every
-// spinYieldShared when the spinners hold every P, as with GOMAXPROCS 1.
-// Otherwise a P is free, and the scheduler's idle Ps take the queued work
-// (work stealing), so the yield need not come often. It costs several
-// polls: under emulation 3.3 µs against 0.4 µs a poll, half of a spinner's
-// time when it came every 8 polls, and a completion that lands during a
-// yield waits for it (round trip p50 lower by 8 % at every 64, in 8 of 8
-// alternating runs; docs/benchmarks.md).
-const (
-	spinYieldShared = 8
-	spinYieldFree   = 64
-)
-
-// spinClockEvery is how many polls a spinner makes between looks at the
-// clock. A look costs about what a poll does (more under emulation, where
-// the VM's profile showed the spinners' clock reads at 29 % of the CPU),
-// and SpinWait need not be kept to the poll.
-const spinClockEvery = 16

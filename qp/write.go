@@ -70,7 +70,7 @@ func (c *Conn) Commit(n int) error {
 // reserve waits for the peer's buffer to have room and the send queue to
 // have space (wmu held).
 func (c *Conn) reserve(n int) ([]byte, error) {
-	sp := spin{c: c, lastPass: &c.txPassed}
+	sp := c.newSpin(&c.txPassed)
 	defer sp.release()
 	for {
 		if err := c.writeErr(); err != nil {
