@@ -179,11 +179,8 @@ var tcpDirectWrites = directWritesDefault
 // once nothing is runnable, and a spinner is always runnable. Under
 // pipelining, the reader's yields let the callers run, and data that
 // arrives after them is late. So spinning adapts (spinwait.Budget) and stops on a
-// connection where it does not pay. Measured on 2 cores (docs/benchmarks.md):
-// against valkey-server on loopback a PING round trip takes 0.6× a plain
-// net.Conn's with the spin and about 1.1× without; against an echo
-// goroutine in the same process, 2.5× either way; pipelined throughput is
-// the same with and without. A connection takes the value when it is
+// connection where it does not pay (BenchmarkTCPRoundTrip compares the
+// engines with and without it). A connection takes the value when it is
 // dialled; tests and the benchmark change it to compare.
 var tcpSpinWait = 50 * time.Microsecond
 

@@ -21,14 +21,10 @@ var spinSlots spinwait.Slots
 // A spinner yields its P (runtime.Gosched) so that goroutines queued behind
 // it on its P get their turn; more often when the spinners hold every P, as
 // with GOMAXPROCS 1. Otherwise a P is free, and the scheduler's idle Ps take
-// the queued work (work stealing), so the yield need not come often. It
-// costs several polls: under emulation 3.3 µs against 0.4 µs a poll, half of
-// a spinner's time when it came every 8 polls, and a completion that lands
-// during a yield waits for it (round trip p50 lower by 8 % at every 64, in 8
-// of 8 alternating runs; docs/benchmarks.md). A look at the clock costs
-// about what a poll does (more under emulation, where the VM's profile
-// showed the spinners' clock reads at 29 % of the CPU), and SpinWait need
-// not be kept to the poll.
+// the queued work (work stealing), so the yield need not come often: a
+// yield costs several polls, and a completion that lands during one waits
+// for it. A look at the clock costs about what a poll does (more under
+// emulation), and SpinWait need not be kept to the poll.
 var spinPolicy = spinwait.Policy{
 	ClockEvery:  16,
 	YieldEvery:  64,
