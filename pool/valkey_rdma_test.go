@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -24,10 +25,18 @@ import (
 // the soft-RoCE VM. Every connection is RDMA (Policy RDMAOnly): a dial
 // that cannot use RDMA fails the test instead of falling back.
 
+// dialTimeout is long, for every client and the Dialer: valkey-server
+// accepts one RDMA connection at a time, 0.2-1 s each under emulation, so
+// 32 dials at once take longer than the default 5 s; and a client that
+// gives up on a connection the server is still accepting makes the build
+// this was written against (valkey unstable of 2024-10-25) crash 3 s
+// later: the failed accept leaves its keepalive timer behind.
+const dialTimeout = 60 * time.Second
+
 // rdmaOnly returns a Dialer that reaches each node at its RDMA address
 // (m: TCP address to RDMA address) and never uses TCP.
 func rdmaOnly(t *testing.T, m map[string]string) *pool.Dialer {
-	d := &pool.Dialer{Options: pool.Options{Policy: pool.RDMAOnly, RDMAAddrOf: pool.RDMAAddrTable(m)}}
+	d := &pool.Dialer{Options: pool.Options{Policy: pool.RDMAOnly, RDMAAddrOf: pool.RDMAAddrTable(m), DialTimeout: dialTimeout}}
 	t.Cleanup(func() { d.Close() })
 	return d
 }
@@ -60,7 +69,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 	t.Run("go-redis", func(t *testing.T) {
 		d := rdmaOnly(t, m)
 		rdb := redis.NewClient(&redis.Options{Addr: nd.Addr, Dialer: d.DialContext, PoolSize: conns,
-			DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+			DialTimeout: dialTimeout, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 		defer rdb.Close()
 		ctx := context.Background()
 		for i := range 50 {
@@ -110,7 +119,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 	t.Run("valkey-go", func(t *testing.T) {
 		d := rdmaOnly(t, m)
 		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{nd.Addr}, DialCtxFn: d.DialValkey,
-			DisableCache: true, ConnWriteTimeout: 30 * time.Second, BlockingPoolSize: conns})
+			Dialer: net.Dialer{Timeout: dialTimeout}, DisableCache: true, ConnWriteTimeout: 30 * time.Second, BlockingPoolSize: conns})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +197,7 @@ func TestValkeyRDMACluster(t *testing.T) {
 	c := testutil.StartValkeyRDMACluster(t, b, rdmatest.Addr(t).String(), 3, 1)
 	t.Logf("%s: nodes %v", b.Version(), c.RDMAAddrs())
 	d := rdmaOnly(t, c.RDMAAddrs())
-	rdb, vk := clusterClients(t, d, c.Addrs())
+	rdb, vk := rdmaClusterClients(t, d, c.Addrs())
 	kvs := map[string]clustertest.KV{"go-redis": clustertest.GoRedis(rdb), "valkey-go": clustertest.Valkey(vk)}
 
 	for name, kv := range kvs {
@@ -211,4 +220,24 @@ func TestValkeyRDMACluster(t *testing.T) {
 			t.Errorf("%s: dials %v, fallback %v; want RDMA only", addr, st.Dials, st.LastFallback)
 		}
 	}
+}
+
+// rdmaClusterClients is clusterClients with dialTimeout for dials.
+func rdmaClusterClients(t *testing.T, d *pool.Dialer, seeds []string) (*redis.ClusterClient, valkey.Client) {
+	t.Helper()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: seeds, Dialer: d.DialContext, MaxRedirects: 8,
+		DialTimeout: dialTimeout, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second,
+		ClusterStateReloadInterval: time.Second, // as clusterClients says
+	})
+	t.Cleanup(func() { rdb.Close() })
+	vk, err := valkey.NewClient(valkey.ClientOption{
+		InitAddress: seeds, DialCtxFn: d.DialValkey, Dialer: net.Dialer{Timeout: dialTimeout},
+		DisableCache: true, ConnWriteTimeout: 3 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vk.Close)
+	return rdb, vk
 }
