@@ -22,14 +22,24 @@ type ValkeyCluster struct {
 	tb    testing.TB
 	cli   string
 	Nodes []*ValkeyNode
+	// How the nodes start: Debian's valkey-server on loopback unless
+	// StartValkeyRDMACluster (valkey_rdma.go) says otherwise.
+	bin       string
+	host      string // the address the nodes bind and announce
+	noCluster bool   // a plain server (StartValkeyRDMA)
+	// rdma, if set, gives the node on TCP port its RDMA address (host:port)
+	// and the arguments that make it serve there.
+	rdma func(port int) (addr string, args []string)
 }
 
 // ValkeyNode is one valkey-server of a ValkeyCluster.
 type ValkeyNode struct {
 	Addr string
-	Dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	// RDMAAddr is where the node serves RDMA (host:port), or empty.
+	RDMAAddr string
+	Dir      string
+	cmd      *exec.Cmd
+	done     chan struct{}
 }
 
 // NodeTimeout is the cluster-node-timeout of a ValkeyCluster: a master
@@ -46,14 +56,21 @@ const NodeTimeout = 5 * time.Second
 func StartValkeyCluster(tb testing.TB, masters, replicas int) *ValkeyCluster {
 	tb.Helper()
 	c := StartValkeyClusterNodes(tb, masters*(1+replicas))
+	c.create(replicas)
+	return c
+}
+
+// create joins c's nodes into one cluster with valkey-cli --cluster create
+// and waits until it is healthy.
+func (c *ValkeyCluster) create(replicas int) {
+	c.tb.Helper()
 	args := []string{"--cluster", "create"}
 	args = append(args, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := c.CLI(60*time.Second, args...); err != nil {
-		tb.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
+		c.tb.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
 	}
 	c.WaitHealthy(60 * time.Second) // a loaded machine
-	return c
 }
 
 // StartValkeyClusterNodes starts n valkey-server processes in cluster
@@ -65,9 +82,16 @@ func StartValkeyClusterNodes(tb testing.TB, n int) *ValkeyCluster {
 	Require(tb, err == nil, "valkey-server is not installed (scripts/deps.sh test installs it from bookworm-backports)")
 	cli, err := exec.LookPath("valkey-cli")
 	Require(tb, err == nil, "valkey-cli is not installed (it comes with valkey-server's package, valkey-tools)")
-	c := &ValkeyCluster{tb: tb, cli: cli}
+	c := &ValkeyCluster{tb: tb, cli: cli, bin: bin, host: "127.0.0.1"}
+	c.startNodes(n)
+	return c
+}
+
+// startNodes starts n nodes as c says, killed when the test ends.
+func (c *ValkeyCluster) startNodes(n int) {
+	tb := c.tb
 	for i := range n {
-		c.Nodes = append(c.Nodes, c.startNode(bin, i))
+		c.Nodes = append(c.Nodes, c.startNode(c.bin, i))
 	}
 	tb.Cleanup(func() {
 		for _, nd := range c.Nodes {
@@ -77,35 +101,45 @@ func StartValkeyClusterNodes(tb testing.TB, n int) *ValkeyCluster {
 		if tb.Failed() {
 			for _, nd := range c.Nodes {
 				b, _ := os.ReadFile(filepath.Join(nd.Dir, "log"))
-				if len(b) > 3000 {
-					b = b[len(b)-3000:]
-				}
-				tb.Logf("log of %s (end):\n%s", nd.Addr, b)
+				tb.Logf("log of %s (end):\n%s", nd.Addr, logEnd(b))
 			}
 		}
 	})
-	return c
 }
 
 func (c *ValkeyCluster) startNode(bin string, i int) *ValkeyNode {
 	tb := c.tb
 	for try := 0; ; try++ {
-		port := freePortPair(tb)
+		port := freePortPair(tb, c.host)
 		dir := tb.TempDir()
-		nd := &ValkeyNode{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, done: make(chan struct{})}
-		nd.cmd = exec.Command(bin,
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
+		nd := &ValkeyNode{Addr: net.JoinHostPort(c.host, strconv.Itoa(port)), Dir: dir, done: make(chan struct{})}
+		args := []string{
+			"--port", strconv.Itoa(port), "--bind", c.host, "--protected-mode", "no",
 			"--dir", dir, "--logfile", filepath.Join(dir, "log"),
 			"--save", "", "--appendonly", "no",
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-node-timeout", strconv.Itoa(int(NodeTimeout/time.Millisecond)),
-			"--cluster-replica-validity-factor", "0",
-		)
+		}
+		if !c.noCluster {
+			args = append(args,
+				"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+				"--cluster-node-timeout", strconv.Itoa(int(NodeTimeout/time.Millisecond)),
+				"--cluster-replica-validity-factor", "0",
+			)
+		}
+		if c.rdma != nil {
+			var more []string
+			nd.RDMAAddr, more = c.rdma(port)
+			args = append(args, more...)
+		}
+		nd.cmd = exec.Command(bin, args...)
 		if err := nd.cmd.Start(); err != nil {
 			tb.Fatal(err)
 		}
 		go func() { nd.cmd.Wait(); close(nd.done) }()
-		if err := waitListening(nd.Addr, nd.done, 10*time.Second); err == nil {
+		err := waitListening(nd.Addr, nd.done, 10*time.Second)
+		if err == nil && nd.RDMAAddr != "" {
+			err = waitLogged(filepath.Join(dir, "log"), "Ready to accept connections rdma", nd.done, 10*time.Second)
+		}
+		if err == nil {
 			return nd
 		} else if try >= 3 {
 			b, _ := os.ReadFile(filepath.Join(dir, "log"))
@@ -117,15 +151,15 @@ func (c *ValkeyCluster) startNode(bin string, i int) *ValkeyNode {
 }
 
 // freePortPair returns a port p such that p and p+10000 (the cluster bus)
-// are free on loopback now.
-func freePortPair(tb testing.TB) int {
+// are free on host now.
+func freePortPair(tb testing.TB, host string) int {
 	for range 1000 {
 		p := 20000 + rand.IntN(35000)
-		l1, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		l1, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
 		if err != nil {
 			continue
 		}
-		l2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+10000)))
+		l2, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+10000)))
 		l1.Close()
 		if err != nil {
 			continue
@@ -133,7 +167,7 @@ func freePortPair(tb testing.TB) int {
 		l2.Close()
 		return p
 	}
-	tb.Fatal("no free pair of loopback ports")
+	tb.Fatalf("no free pair of ports on %s", host)
 	return 0
 }
 

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Runs rdmapool against a real valkey-server with RDMA in one soft-RoCE VM
+# boot: a build of valkey's with RDMA as a connection module (valkey-rdma.so,
+# `make BUILD_RDMA=module`), which no Debian package has. In order:
+#
+#  1. the Go tests that take such a build (RDMAPOOL_VALKEY_DIR, set here):
+#     pool's TestValkeyRDMAClients (go-redis and valkey-go through a Dialer
+#     with RDMAOnly: SET/GET, pipelines, 16 MiB values, 32 connections),
+#     TestValkeyRDMACluster (3 masters + 3 replicas, each with RDMA on a
+#     port of its own: all slots, pipelines across slots, reshard, failover)
+#     and qp's TestValkeyRDMARegisterXferMemory (what the server does with a
+#     second RegisterXferMemory of another length);
+#  2. one valkey-server (TCP and RDMA) beside `rdmapool serve` (TCP and
+#     RDMA), both idle but for the run at hand: `rdmapool bench` over RDMA
+#     and over TCP to valkey-server, and over RDMA to rdmapool serve, in
+#     --rounds rounds whose order reverses every round;
+#  3. whether that valkey-server outlives closing an RDMA connection itself
+#     (CLIENT KILL of idle RDMA clients, then PING after its 3 s keepalive);
+#  4. a cluster of 3 masters + 3 replicas of the build, each serving RDMA on
+#     its TCP port (`rdmapool bench --cluster` has one RDMA port rule for
+#     every node: --rdma-port, 0 for each node's TCP port), created with
+#     valkey-cli --cluster create over TCP: `rdmapool bench --cluster` over
+#     RDMA and over TCP, in --rounds rounds, the order alternating.
+#
+# Each bench run is one client thread (--threads 1) for --duration per
+# test (set, get), at -c 1 and at -c 10 -P 16 (the cluster: -c 6 and
+# -c 15 -P 16, 2 and 5 per primary). valkey-benchmark has no --rdma in
+# this build (it came with libvalkey in valkey 8.1), so ours is the only
+# RDMA client. Results go to OUT (default out/): valkey-rdma.log (the
+# console), valkey-rdma.md and valkey-rdma.json (each side's median
+# requests/s and p50, and the median over rounds of the ratios within a
+# round); the status is non-zero if a test or a bench run failed.
+#
+# Nothing of valkey is built or fetched here: DIR must hold valkey-server,
+# valkey-cli and valkey-rdma.so of one build, made on a system like the VM's
+# (Debian bookworm's libraries); see docs/benchmarks.md for how. This
+# script only builds rdmapool's own Go binaries.
+#
+# usage: vm/valkey-rdma.sh --valkey DIR [--out DIR] [--rounds N] [--duration D] [--no-tests]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. vm/lib.sh
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+valkey="" out=out rounds=5 duration=3s tests=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--valkey) valkey=${2:?}; shift 2 ;;
+	--out) out=${2:?}; shift 2 ;;
+	--rounds) rounds=${2:?}; shift 2 ;;
+	--duration) duration=${2:?}; shift 2 ;;
+	--no-tests) tests=0; shift ;;
+	*) usage ;;
+	esac
+done
+bad() { echo "valkey-rdma: $*" >&2; exit 2; }
+[ -n "$valkey" ] || { echo "valkey-rdma: --valkey DIR is required (valkey-server, valkey-cli, valkey-rdma.so)" >&2; usage; }
+for f in valkey-server valkey-cli; do
+	[ -x "$valkey/$f" ] || bad "$valkey/$f: no such executable"
+done
+[ -f "$valkey/valkey-rdma.so" ] || bad "$valkey/valkey-rdma.so: no such file (build valkey with make BUILD_RDMA=module)"
+version=$("$valkey/valkey-server" --version 2>&1 | head -n 1) || bad "$valkey/valkey-server --version failed: $version"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || bad "--rounds must be a positive number"
+[[ $duration =~ ^[1-9][0-9]*(ms|s|m)$ ]] || bad "--duration is a Go duration such as 3s"
+
+mkdir -p "$out"
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+mkdir -p "$bin/valkey"
+cp "$valkey/valkey-server" "$valkey/valkey-cli" "$valkey/valkey-rdma.so" "$bin/valkey/"
+CGO_ENABLED=0 go build -o "$bin/rdmapool" ./cmd/rdmapool
+
+# The guest's part after the tests: ROUNDS DURATION.
+cat >"$bin/valkey-rdma-bench.sh" <<'SCRIPT'
+set -u
+rounds=$1 dur=$2
+addr=${RDMAPOOL_TEST_ADDR:-10.99.0.1}
+V=/opt/bin/valkey
+failed=0
+pids=
+
+# start_node NAME PORT RDMA_PORT [ARGS...]: one valkey-server, TCP and RDMA on addr.
+start_node() {
+	name=$1 port=$2 rport=$3
+	shift 3
+	mkdir -p "/tmp/$name"
+	[ ! -f "/tmp/$name/log" ] || mv "/tmp/$name/log" "/tmp/$name/log.old"
+	$V/valkey-server --port "$port" --bind "$addr" --protected-mode no --save '' --appendonly no \
+		--dir "/tmp/$name" --logfile "/tmp/$name/log" --crash-memcheck-enabled no "$@" \
+		--loadmodule $V/valkey-rdma.so "bind=$addr" "port=$rport" &
+	pids="$pids $!"
+	i=0
+	until grep -q 'Ready to accept connections rdma' "/tmp/$name/log" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || { echo "valkey-rdma: $name did not start over RDMA:"; cat "/tmp/$name/log"; return 1; }
+		sleep 0.1
+	done
+}
+
+# bench STAGE CASE SIDE ARGS...: one rdmapool bench run, its CSV rows
+# printed as RESULT STAGE CASE SIDE ROUND "TEST",...
+bench() {
+	st=$1 c=$2 side=$3
+	shift 3
+	./rdmapool bench --threads 1 --csv --duration "$dur" -n 100000000 -t set,get "$@" >/tmp/bench.out 2>/tmp/bench.err
+	rc=$?
+	sed -n "s/^\"/RESULT $st $c $side $r \"/p" /tmp/bench.out
+	if [ $rc != 0 ]; then
+		failed=1
+		echo "BENCHFAIL $st $c $side round $r: status $rc: $(tail -n 3 /tmp/bench.err)"
+	fi
+}
+
+alive() { [ "$($V/valkey-cli -h "$addr" -p "$1" ping 2>/dev/null)" = PONG ]; }
+
+# check_alive NAME PORT: after a run, says whether valkey-server NAME died
+# (its crash line and backtrace), and then fails.
+check_alive() {
+	alive "$2" && return 0
+	failed=1
+	echo "SERVERCRASH $1 after $st $c $side round $r: $(grep -m 1 'crashed by signal\|ASSERTION FAILED' "/tmp/$1/log")"
+	sed -n '/STACK TRACE/,/STACK TRACE DONE/p' "/tmp/$1/log" | head -n 20
+	return 1
+}
+
+echo "=== valkey-rdma: $($V/valkey-server --version)"
+echo "=== valkey-rdma: one valkey-server (TCP 6379, RDMA 6380) and rdmapool serve (TCP 6390, RDMA 6391)"
+start_node single 6379 6380 || exit 1
+./rdmapool serve --bind "$addr" --port 6390 --rdma-bind "$addr" --rdma-port 6391 2>/tmp/serve.log &
+serve=$!
+i=0
+until alive 6390; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || { echo "valkey-rdma: rdmapool serve did not start:"; cat /tmp/serve.log; exit 1; }
+	sleep 0.1
+done
+sleep 1
+for r in $(seq "$rounds"); do
+	for cs in "c1:-c 1" "c10-P16:-c 10 -P 16"; do
+		c=${cs%%:*}
+		# shellcheck disable=SC2086 # the case's flags are words
+		set -- ${cs#*:}
+		# a crashed valkey-server is started again, once per run
+		vr() { bench single "$c" valkey-rdma -h "$addr" -p 6379 --rdma-port 6380 --transport rdma "$@"; check_alive single 6379 || start_node single 6379 6380; }
+		vt() { bench single "$c" valkey-tcp -h "$addr" -p 6379 --transport tcp "$@"; check_alive single 6379 || start_node single 6379 6380; }
+		sr() { bench single "$c" serve-rdma -h "$addr" -p 6390 --rdma-port 6391 --transport rdma "$@"; }
+		if [ $((r % 2)) = 1 ]; then vr "$@"; vt "$@"; sr "$@"; else sr "$@"; vt "$@"; vr "$@"; fi
+	done
+done
+kill "$serve" 2>/dev/null
+
+echo "=== valkey-rdma: valkey-server closing RDMA connections itself (CLIENT KILL)"
+./rdmapool bench -h "$addr" -p 6379 --rdma-port 6380 --transport rdma -I -c 2 >/tmp/idle.out 2>&1 &
+idle=$!
+sleep 3
+echo "CLIENT KILL TYPE normal: $($V/valkey-cli -h "$addr" -p 6379 client kill type normal 2>&1)"
+sleep 7 # the server's RDMA keepalive runs every 3 s
+if alive 6379; then
+	echo "SERVERCLOSE survived"
+else
+	echo "SERVERCLOSE crashed: $(grep -m 1 'crashed by signal' /tmp/single/log)"
+	sed -n '/STACK TRACE/,/STACK TRACE DONE/p' /tmp/single/log | head -n 20
+fi
+kill -INT "$idle" 2>/dev/null
+wait "$idle" 2>/dev/null
+kill $pids 2>/dev/null
+pids=
+
+echo "=== valkey-rdma: cluster of 3 masters + 3 replicas, TCP and RDMA on ports 7000-7005"
+nodes=
+for p in 7000 7001 7002 7003 7004 7005; do
+	start_node "c$p" $p $p --cluster-enabled yes --cluster-config-file "/tmp/c$p/nodes.conf" \
+		--cluster-node-timeout 5000 || exit 1
+	nodes="$nodes $addr:$p"
+done
+# shellcheck disable=SC2086 # one word per node
+$V/valkey-cli --cluster create $nodes --cluster-replicas 1 --cluster-yes >/tmp/create.log 2>&1 ||
+	{ echo "valkey-rdma: valkey-cli --cluster create failed:"; cat /tmp/create.log; exit 1; }
+i=0
+until [ "$(for p in 7000 7001 7002 7003 7004 7005; do $V/valkey-cli -h "$addr" -p $p cluster info; done | grep -c 'cluster_state:ok')" = 6 ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { echo "valkey-rdma: the cluster is not ok after 60 s"; exit 1; }
+	sleep 0.1
+done
+for p in 7000 7001 7002 7003 7004 7005; do
+	until $V/valkey-cli -h "$addr" -p $p info replication | grep -qE 'role:master|master_link_status:up'; do sleep 0.2; done
+done
+$V/valkey-cli -h "$addr" -p 7000 cluster nodes
+for r in $(seq "$rounds"); do
+	for cs in "c6:-c 6" "c15-P16:-c 15 -P 16"; do
+		c=${cs%%:*}
+		# shellcheck disable=SC2086
+		set -- ${cs#*:}
+		cr() { bench cluster "$c" rdma --cluster -h "$addr" -p 7000 --transport rdma "$@"; }
+		ct() { bench cluster "$c" tcp --cluster -h "$addr" -p 7000 --transport tcp "$@"; }
+		if [ $((r % 2)) = 1 ]; then cr "$@"; ct "$@"; else ct "$@"; cr "$@"; fi
+		# a node that died ends the stage: the cluster is no longer the same
+		for p in 7000 7001 7002 7003 7004 7005; do check_alive "c$p" $p || break 3; done
+	done
+done
+kill $pids 2>/dev/null
+[ $failed = 0 ]
+SCRIPT
+
+log="$out/valkey-rdma.log"
+run=(vm/test.sh --pkg ./pool --pkg ./qp --run ValkeyRDMA --test-timeout 30m --timeout 3600
+	--extra "$bin" --env RDMAPOOL_VALKEY_DIR=/opt/bin/valkey --cmd "sh valkey-rdma-bench.sh $rounds $duration")
+if [ "$tests" = 0 ]; then run+=(--run '^$'); fi
+set +e
+"${run[@]}" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+accel=$(log_accel "$log")
+
+# STAGE CASE SIDE ROUND TEST RPS P50 P99
+tr -d '\r' <"$log" | awk '$1 == "RESULT" && $6 !~ /^"test"/ {
+	split($6, f, ","); for (i in f) gsub(/"/, "", f[i])
+	print $2, $3, $4, $5, f[1], f[2], f[5], f[7]
+}' >"$bin/results"
+
+# Per stage, case and test: each side's medians (req/s, p50), then for each
+# pair NUM/DEN the median over rounds of NUM's req/s over DEN's and of NUM's
+# p50 over DEN's, both measured in the same round.
+summary=$(awk '
+	function med(a, c,   i, j, t) {
+		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+	}
+	{ k = $1 SUBSEP $2 SUBSEP $5; rps[k, $3, $4] = $6; p50[k, $3, $4] = $7; rounds[$4] = 1
+	  if (!(k in seen)) { seen[k] = 1; order[++m] = k } sides[k, $3] = 1 }
+	END {
+		np = split("single valkey-rdma valkey-tcp|single serve-rdma valkey-rdma|cluster rdma tcp", pairs, "|")
+		for (o = 1; o <= m; o++) {
+			k = order[o]; split(k, kp, SUBSEP)
+			for (q = 1; q <= np; q++) {
+				split(pairs[q], pq, " ")
+				if (pq[1] != kp[1] || !((k, pq[2]) in sides) || !((k, pq[3]) in sides)) continue
+				n = 0; delete rr; delete pr; delete an; delete ad; delete pn; delete pd
+				for (r in rounds) {
+					a = rps[k, pq[2], r]; b = rps[k, pq[3], r]
+					if (a == "" || b == "" || b + 0 == 0 || p50[k, pq[3], r] + 0 == 0) continue
+					n++; rr[n] = a / b; pr[n] = p50[k, pq[2], r] / p50[k, pq[3], r]
+					an[n] = a; ad[n] = b; pn[n] = p50[k, pq[2], r]; pd[n] = p50[k, pq[3], r]
+				}
+				if (n) printf "%s %s %s %s %s %.0f %.3f %.0f %.3f %.2f %.2f %d\n", kp[1], kp[2], kp[3], pq[2], pq[3],
+					med(an, n), med(pn, n), med(ad, n), med(pd, n), med(rr, n), med(pr, n), n
+			}
+		}
+	}' "$bin/results")
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+serverclose=$(tr -d '\r' <"$log" | sed -n 's/^SERVERCLOSE //p' | head -n 1)
+{
+	printf '{\n  "date": "%s",\n  "machine": "soft-RoCE VM (qemu %s, 2 vCPUs), rxe0",\n  "accelerator": "%s",\n' "$date" "$accel" "$accel"
+	printf '  "server": "%s",\n  "rounds": %s,\n  "duration": "%s",\n  "server_closes_rdma_connection": "%s",\n  "results": [\n' \
+		"$version" "$rounds" "$duration" "${serverclose:-not run}"
+	awk '{printf "%s    {\"stage\": \"%s\", \"case\": \"%s\", \"side\": \"%s\", \"round\": %s, \"test\": \"%s\", \"rps\": %s, \"p50_ms\": %s, \"p99_ms\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8} END {print ""}' "$bin/results"
+	printf '  ],\n  "ratios": [\n'
+	[ -z "$summary" ] || echo "$summary" | awk '{printf "%s    {\"stage\": \"%s\", \"case\": \"%s\", \"test\": \"%s\", \"num\": \"%s\", \"den\": \"%s\", \"num_rps\": %s, \"num_p50_ms\": %s, \"den_rps\": %s, \"den_p50_ms\": %s, \"rps_ratio\": %s, \"p50_ratio\": %s, \"rounds\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12} END {print ""}'
+	printf '  ]\n}\n'
+} >"$out/valkey-rdma.json"
+{
+	echo "# rdmapool against valkey-server with RDMA ($date)"
+	echo
+	echo "soft-RoCE VM (qemu $accel, 2 vCPUs), rxe0; server: $version (RDMA as a module); \`vm/valkey-rdma.sh --rounds $rounds --duration $duration\`; each bench run one client thread, $duration per test."
+	echo "Ratios are of two sides measured in the same round, their median over the rounds; req/s and p50 columns are each side's medians."
+	echo "valkey-server closing an RDMA connection itself: ${serverclose:-not run}."
+	echo
+	echo "| stage | case | test | side | req/s | p50 ms | against | req/s | p50 ms | req/s ratio | p50 ratio | rounds |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	[ -z "$summary" ] || echo "$summary" | awk '{printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | **%s** | **%s** | %s |\n", $1, $2, $3, $4, $6, $7, $5, $8, $9, $10, $11, $12}'
+} >"$out/valkey-rdma.md"
+cat "$out/valkey-rdma.md"
+exit "$rc"
