@@ -14,7 +14,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/internal/clustertest"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
 )
 

@@ -14,9 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
-	"github.com/seed54442f1a/rdmapool/internal/testutil/rdmatest"
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
 // valkeyPeer is a raw peer of a real valkey-server: it holds a receive
