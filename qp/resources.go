@@ -65,13 +65,15 @@ func (s *scratch) free(t *verbs.Table) {
 	*s = scratch{}
 }
 
-// resources are a connection's PD, completion channel, CQ, QP and
-// registered memory. Creation is in this order; destroy frees in reverse.
+// resources are a connection's PD, CQ, QP and registered memory, and its
+// reference to the completion channel its reactor shares among the CQs of
+// the device. Creation is in this order; destroy frees in reverse.
 type resources struct {
 	t       *verbs.Table
+	reactor *cq.Reactor
 	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
 	pd      verbs.Ptr[verbs.PD]
-	cc      verbs.Ptr[verbs.CompChannel]
+	cc      verbs.Ptr[verbs.CompChannel] // the reactor's, shared (cq.Reactor.AcquireChannel)
 	cq      verbs.Ptr[verbs.CQ]
 	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
@@ -84,10 +86,10 @@ type resources struct {
 	inline  uint32    // max_inline_data the provider granted
 }
 
-func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
+func newResources(t *verbs.Table, reactor *cq.Reactor, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
-	r := &resources{t: t, id: id}
+	r := &resources{t: t, reactor: reactor, id: id}
 	defer func() {
 		if err != nil {
 			r.destroy()
@@ -99,7 +101,7 @@ func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *reso
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
 	}
-	if r.cc, err = t.CreateCompChannel(ctx); err != nil {
+	if r.cc, err = reactor.AcquireChannel(ctx); err != nil {
 		return nil, err
 	}
 	if r.cq, err = t.CreateCQ(ctx, cqEntries, 0, r.cc, 0); err != nil {
@@ -202,8 +204,9 @@ func (r *resources) cmdSlot(i uint32) []byte {
 	return r.cmd.Bytes()[i*cmdSize : (i+1)*cmdSize]
 }
 
-// destroy frees everything in reverse order of creation: QP, CQ, channel,
-// memory, PD. The CQ must no longer be polled.
+// destroy frees everything in reverse order of creation: QP, CQ, the
+// reference to the shared channel, memory, PD. The CQ must no longer be
+// polled.
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
@@ -215,7 +218,7 @@ func (r *resources) destroy() {
 		r.cq = verbs.Ptr[verbs.CQ]{}
 	}
 	if !r.cc.IsNil() {
-		t.DestroyCompChannel(r.cc)
+		r.reactor.ReleaseChannel(r.cc)
 		r.cc = verbs.Ptr[verbs.CompChannel]{}
 	}
 	r.scratch.free(t)
