@@ -8,20 +8,22 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-func newEventChannel(t *verbs.Table) (*eventChannel, error) {
+// newCMChannel makes an rdma_cm event channel with a non-blocking fd and an
+// os.File on a duplicate of it, for the netpoller.
+func newCMChannel(t *verbs.Table) (verbs.Ptr[verbs.EventChannel], *os.File, error) {
 	ch, err := t.CreateEventChannel()
 	if err != nil {
-		return nil, err
+		return ch, nil, err
 	}
 	fd := verbs.EventChannelFD(ch)
 	if err := unix.SetNonblock(fd, true); err != nil {
 		t.DestroyEventChannel(ch)
-		return nil, os.NewSyscallError("fcntl", err)
+		return verbs.Ptr[verbs.EventChannel]{}, nil, os.NewSyscallError("fcntl", err)
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		t.DestroyEventChannel(ch)
-		return nil, os.NewSyscallError("fcntl", err)
+		return verbs.Ptr[verbs.EventChannel]{}, nil, os.NewSyscallError("fcntl", err)
 	}
-	return &eventChannel{t: t, ch: ch, f: os.NewFile(uintptr(dup), "rdma_cm")}, nil
+	return ch, os.NewFile(uintptr(dup), "rdma_cm"), nil
 }

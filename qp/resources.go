@@ -210,7 +210,9 @@ func (r *resources) cmdSlot(i uint32) []byte {
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
+		cmReadMu.Lock() // see there
 		t.DestroyQP(r.id)
+		cmReadMu.Unlock()
 		r.qp = verbs.Ptr[verbs.QP]{}
 	}
 	if !r.cq.IsNil() {
