@@ -22,7 +22,7 @@ import (
 func Dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	c, err := dial(ctx, addr, opts)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: err}
+		return nil, &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: fileLimitError(err)}
 	}
 	return c, nil
 }
@@ -89,6 +89,7 @@ func prepare(opts *Options) (Options, *verbs.Table, error) {
 	if _, err := loader.Load(); err != nil {
 		return o, nil, err
 	}
+	raiseFileLimit()
 	return o, verbs.Bound(), nil
 }
 

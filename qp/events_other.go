@@ -14,3 +14,9 @@ import (
 func newCMChannel(t *verbs.Table) (verbs.Ptr[verbs.EventChannel], *os.File, error) {
 	return verbs.Ptr[verbs.EventChannel]{}, nil, errors.New("rdma: rdma_cm event channels need Linux; this is " + runtime.GOOS)
 }
+
+// raiseFileLimit does nothing off Linux.
+func raiseFileLimit() {}
+
+// fileLimitError returns err.
+func fileLimitError(err error) error { return err }

@@ -35,7 +35,7 @@ var _ net.Listener = (*Listener)(nil)
 func Listen(addr string, opts *Options) (*Listener, error) {
 	l, err := listen(addr, opts)
 	if err != nil {
-		return nil, &net.OpError{Op: "listen", Net: "rdma", Addr: stringAddr(addr), Err: err}
+		return nil, &net.OpError{Op: "listen", Net: "rdma", Addr: stringAddr(addr), Err: fileLimitError(err)}
 	}
 	return l, nil
 }
