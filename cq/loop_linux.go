@@ -42,6 +42,7 @@ func (r *Reactor) run() {
 			// there now and then while busy.
 			if busy++; busy&63 == 0 {
 				r.peekEvents(events)
+				r.coolIdle()
 			}
 			continue
 		}

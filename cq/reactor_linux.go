@@ -67,12 +67,14 @@ type Reactor struct {
 	// Owned by the reactor goroutine.
 	entries []entry
 	free    []uint32
-	live    []uint32                    // slots with live entries
-	hot     []uint32                    // slots of hot entries, in poll order
-	byCQ    map[uintptr]uint32          // a live entry's slot by its CQ's address, for events
-	chans   map[int32]*channel          // by fd: the channels in the epoll set
-	wcs     verbs.Ptr[verbs.WC]         // C array of Batch WCs
-	evOut   verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
+	live    []uint32           // slots with live entries
+	hot     []uint32           // slots of hot entries, in poll order
+	byCQ    map[uintptr]uint32 // a live entry's slot by its CQ's address, for events
+	chans   map[int32]*channel // by fd: the channels in the epoll set
+	// unnotifiable counts the live entries without a channel.
+	unnotifiable int
+	wcs          verbs.Ptr[verbs.WC]         // C array of Batch WCs
+	evOut        verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
 
 	woken atomic.Bool // a wake's eventfd write is pending; see wake
 
@@ -295,6 +297,9 @@ func (r *Reactor) addEntry(e entry) (Registration, error) {
 		}
 	}
 	r.live = append(r.live, slot)
+	if e.channel.IsNil() {
+		r.unnotifiable++
+	}
 	r.byCQ[e.cq.Addr()] = slot
 	r.makeHot(slot)
 	r.cqs.Add(1)
@@ -312,7 +317,9 @@ func (r *Reactor) removeSlot(slot uint32) {
 	}
 	e.live, e.h, e.cq, e.channel, e.ops = false, nil, verbs.Ptr[verbs.CQ]{}, verbs.Ptr[verbs.CompChannel]{}, nil
 	r.live = without(r.live, slot)
-	if !ch.IsNil() {
+	if ch.IsNil() {
+		r.unnotifiable--
+	} else {
 		// Ack what is pending (destroy_cq waits for the acks of the
 		// events read): the CQ's own events, and other CQs' on a shared
 		// channel, which makes those hot.

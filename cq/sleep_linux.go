@@ -64,14 +64,7 @@ func yieldThread() {
 
 // hasUnnotifiable reports whether some CQ has no completion channel, so the
 // reactor must not sleep.
-func (r *Reactor) hasUnnotifiable() bool {
-	for _, s := range r.live {
-		if r.entries[s].channel.IsNil() {
-			return true
-		}
-	}
-	return false
-}
+func (r *Reactor) hasUnnotifiable() bool { return r.unnotifiable > 0 }
 
 // drainEvents takes every pending event from the completion channel whose
 // file descriptor is fd and acks each once; the CQs they are for become
