@@ -39,6 +39,7 @@ type cmChannel struct {
 
 	mu    sync.Mutex
 	boxes map[uintptr]*eventChannel // by the id's address
+	err   error                     // reading the channel failed
 }
 
 // cmReadMu is held while an event is read, and while a QP is destroyed:
@@ -97,6 +98,7 @@ func (cm *cmChannel) open(id uintptr) *eventChannel {
 	e := &eventChannel{cm: cm, id: id, notify: make(chan struct{}, 1), closed: make(chan struct{})}
 	cm.mu.Lock()
 	cm.boxes[id] = e
+	e.err = cm.err
 	cm.mu.Unlock()
 	return e
 }
@@ -171,9 +173,17 @@ func (cm *cmChannel) route(ev event) {
 }
 
 // failAll ends every eventChannel with err: reading the channel failed.
+// The ids made from now on get a new channel.
 func (cm *cmChannel) failAll(err error) {
+	sharedCM.mu.Lock()
+	if sharedCM.cur == cm {
+		sharedCM.cur = nil
+	}
+	sharedCM.mu.Unlock()
+	err = fmt.Errorf("reading the process's rdma_cm events: %w", err)
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
+	cm.err = err
 	for _, e := range cm.boxes {
 		e.fail(err)
 	}
