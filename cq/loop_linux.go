@@ -86,13 +86,41 @@ func (r *Reactor) run() {
 		n := r.sleep(events)
 		if n == 0 {
 			r.timeouts.Add(1)
-			// The safety net (sleepLimit): every CQ is polled again.
-			for _, s := range r.live {
-				r.makeHot(s)
-			}
+			r.pollCold()
 		}
 		r.handleEvents(events[:n])
 		lastWork, lastPass, spins = time.Time{}, time.Now(), 0
+	}
+}
+
+// pollCold is the safety net of sleepLimit: it polls each cold CQ once,
+// without arming it again (it is armed), and makes hot one that had
+// completions after all. A cold CQ costs a poll per sleepLimit, not an arm.
+func (r *Reactor) pollCold() {
+	for _, s := range r.live {
+		e := &r.entries[s]
+		if e.hot || (e.inline != nil && e.inline.polling.Load() > 0) {
+			continue
+		}
+		if e.lock != nil && !e.lock.TryLock() {
+			r.makeHot(s)
+			continue
+		}
+		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		r.polls.Add(1)
+		switch {
+		case n < 0:
+			r.makeHot(s) // pollAll reports the error
+		case n == 0:
+			r.empty.Add(1)
+		default:
+			r.completions.Add(uint64(n))
+			r.dispatch(completions(r.wcs, n))
+			r.makeHot(s)
+		}
+		if e.lock != nil {
+			e.lock.Unlock()
+		}
 	}
 }
 
