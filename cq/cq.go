@@ -7,8 +7,7 @@
 // that wakes it for changes and shutdown) have events: in the Go netpoller,
 // unlocked from its thread, so that a wake-up costs one thread's. A CQ
 // armed and found empty is polled no more until its event comes, so idle
-// CQs cost neither polls nor arms; CQs of one device share one completion
-// channel (AcquireChannel).
+// CQs cost neither polls nor arms.
 //
 // The reactor is built for Linux, where it sleeps in epoll
 // (reactor_linux.go); on other systems (reactor_other.go) New fails, as

@@ -32,21 +32,17 @@ type entry struct {
 	emptyRun uint32 // the hot CQ's polls in a row that found nothing
 }
 
-// channel is a completion channel in the reactor's epoll set: one the
-// reactor made and shares among the CQs of a device context
-// (AcquireChannel), or one a caller of Add brought.
+// channel is a completion channel in the reactor's epoll set, with the
+// live entries on it.
 type channel struct {
-	ch    verbs.Ptr[verbs.CompChannel]
-	ctx   uintptr // the device context of a shared channel; 0 for a caller's
-	refs  int     // acquisitions and live entries
-	owned bool    // the reactor made it, and destroys it with its last reference
+	ch   verbs.Ptr[verbs.CompChannel]
+	refs int
 }
 
 type op struct {
 	add    *entry
 	addErr *error // where the reactor says why it could not add, before done
 	remove Registration
-	fn     func() // run on the reactor goroutine
 	stop   bool
 	done   chan Registration
 }
@@ -150,8 +146,8 @@ func newReactor(opts Options, t *verbs.Table, wcs verbs.Ptr[verbs.WC], evOut ver
 
 // Add registers cq, whose completion channel is channel (or the zero Ptr
 // when it has none: then the reactor never sleeps while the CQ is
-// registered), with h. The channel may be one of AcquireChannel's, shared
-// with other CQs, or the caller's own, which it destroys after Remove.
+// registered), with h. The caller destroys the channel after Remove; it
+// may be shared by several CQs.
 // From now on the reactor polls it; every work request on it must carry a
 // wr_id from the returned Registration.
 func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
@@ -174,32 +170,6 @@ func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChanne
 		return Registration{}, errors.New("cq: reactor is closed")
 	}
 	return reg, err
-}
-
-// AcquireChannel returns the completion channel that the reactor shares
-// among the CQs of the device context ctx, making it on first use: one file
-// descriptor, one epoll entry and one wake-up for all of them, whose events
-// say which CQ they are for. Each call must be matched by ReleaseChannel,
-// after the CQ made on the channel is removed and destroyed.
-func (r *Reactor) AcquireChannel(ctx verbs.Ptr[verbs.Context]) (verbs.Ptr[verbs.CompChannel], error) {
-	if ctx.IsNil() {
-		return verbs.Ptr[verbs.CompChannel]{}, errors.New("cq: AcquireChannel of a NULL device context")
-	}
-	var ch verbs.Ptr[verbs.CompChannel]
-	var err error
-	if _, ok := r.do(op{fn: func() { ch, err = r.acquireChannel(ctx.Addr()) }}); !ok {
-		return ch, errors.New("cq: reactor is closed")
-	}
-	return ch, err
-}
-
-// ReleaseChannel ends an AcquireChannel; the last release destroys the
-// channel.
-func (r *Reactor) ReleaseChannel(ch verbs.Ptr[verbs.CompChannel]) {
-	if ch.IsNil() {
-		return
-	}
-	r.do(op{fn: func() { r.unrefChannel(ch) }})
 }
 
 // Remove unregisters a CQ. When it returns, the reactor no longer polls the
@@ -262,9 +232,6 @@ func (r *Reactor) applyOps() (stop bool) {
 			reg, err := r.addEntry(*o.add)
 			*o.addErr = err
 			o.done <- reg
-		case o.fn != nil:
-			o.fn()
-			o.done <- Registration{}
 		case o.stop:
 			stop = true
 			o.done <- Registration{}
@@ -350,31 +317,6 @@ func (r *Reactor) makeHot(slot uint32) {
 	}
 }
 
-// acquireChannel returns the shared channel of the device context ctx,
-// made and added to the epoll set on first use, with one more reference.
-func (r *Reactor) acquireChannel(ctx uintptr) (verbs.Ptr[verbs.CompChannel], error) {
-	for _, c := range r.chans {
-		if c.owned && c.ctx == ctx {
-			c.refs++
-			return c.ch, nil
-		}
-	}
-	ch, err := r.t.CreateCompChannel(verbs.PtrAt[verbs.Context](ctx))
-	if err != nil {
-		return ch, fmt.Errorf("cq: %w", err)
-	}
-	fd := verbs.CompChannelFD(ch)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		r.t.DestroyCompChannel(ch)
-		return verbs.Ptr[verbs.CompChannel]{}, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
-	}
-	if err := r.addChannel(&channel{ch: ch, ctx: ctx, refs: 1, owned: true}); err != nil {
-		r.t.DestroyCompChannel(ch)
-		return verbs.Ptr[verbs.CompChannel]{}, err
-	}
-	return ch, nil
-}
-
 // refChannel takes a reference to ch for an entry, adding a caller's own
 // channel to the epoll set on its first use.
 func (r *Reactor) refChannel(ch verbs.Ptr[verbs.CompChannel]) error {
@@ -398,7 +340,7 @@ func (r *Reactor) addChannel(c *channel) error {
 }
 
 // unrefChannel drops a reference to ch; the last one takes it out of the
-// epoll set and, if the reactor made it, destroys it.
+// epoll set.
 func (r *Reactor) unrefChannel(ch verbs.Ptr[verbs.CompChannel]) {
 	fd := int32(verbs.CompChannelFD(ch))
 	c := r.chans[fd]
@@ -416,13 +358,9 @@ func (r *Reactor) dropChannel(fd int32, c *channel) {
 	r.drainEvents(fd)
 	delete(r.chans, fd)
 	r.channels.Add(-1)
-	if c.owned {
-		r.t.DestroyCompChannel(c.ch)
-	}
 }
 
 func (r *Reactor) shutdown() {
-	// Channels still shared: their CQs should be gone (see Close).
 	for fd, c := range r.chans {
 		r.dropChannel(fd, c)
 	}

@@ -24,14 +24,6 @@ func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChanne
 	return Registration{}, errors.New("cq: reactor is closed")
 }
 
-// AcquireChannel fails: the reactor is closed.
-func (r *Reactor) AcquireChannel(ctx verbs.Ptr[verbs.Context]) (verbs.Ptr[verbs.CompChannel], error) {
-	return verbs.Ptr[verbs.CompChannel]{}, errors.New("cq: reactor is closed")
-}
-
-// ReleaseChannel does nothing.
-func (r *Reactor) ReleaseChannel(ch verbs.Ptr[verbs.CompChannel]) {}
-
 // Remove does nothing.
 func (r *Reactor) Remove(reg Registration) {}
 

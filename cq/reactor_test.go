@@ -58,15 +58,14 @@ func TestReactorServesConnections(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if st := r.Stats(); st.CQs != 2 || st.Channels != 1 {
-				t.Errorf("CQs and completion channels while a pair on one device is open: %d and %d, want 2 and 1", st.CQs, st.Channels)
+			if st := r.Stats(); st.CQs != 2 || st.Channels != 2 {
+				t.Errorf("CQs and completion channels while a pair is open: %d and %d, want 2 and 2", st.CQs, st.Channels)
 			}
 			time.Sleep(100 * time.Millisecond) // idle: the reactor sleeps
 			c.Close()
 			l.Close()
 			deadline := time.Now().Add(10 * time.Second)
-			// The accepted end's teardown runs on: its CQ leaves the
-			// reactor, then its channel reference after the CQ is gone.
+			// The accepted end's teardown runs on.
 			for st := r.Stats(); (st.CQs != 0 || st.Channels != 0) && time.Now().Before(deadline); st = r.Stats() {
 				time.Sleep(10 * time.Millisecond)
 			}

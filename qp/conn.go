@@ -152,7 +152,7 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, c.reactor, c.id, c.opts.RecvBufferSize)
+	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
 	if err != nil {
 		return err
 	}

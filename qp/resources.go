@@ -65,15 +65,20 @@ func (s *scratch) free(t *verbs.Table) {
 	*s = scratch{}
 }
 
-// resources are a connection's PD, CQ, QP and registered memory, and its
-// reference to the completion channel its reactor shares among the CQs of
-// the device. Creation is in this order; destroy frees in reverse.
+// resources are a connection's PD, completion channel, CQ, QP and
+// registered memory. Creation is in this order; destroy frees in reverse.
+//
+// The completion channel is the connection's own, not one shared by the
+// CQs of a device: soft-RoCE (Linux 6.1) can queue a CQ's event after the
+// CQ is destroyed, and a reactor reading a shared channel then handed that
+// event to ibv_get_cq_event, which dereferences the freed CQ (a SIGSEGV in
+// the VM when 400 connections closed at once). A connection's own channel
+// is destroyed with its CQ, unread.
 type resources struct {
 	t       *verbs.Table
-	reactor *cq.Reactor
 	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
 	pd      verbs.Ptr[verbs.PD]
-	cc      verbs.Ptr[verbs.CompChannel] // the reactor's, shared (cq.Reactor.AcquireChannel)
+	cc      verbs.Ptr[verbs.CompChannel]
 	cq      verbs.Ptr[verbs.CQ]
 	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
@@ -86,10 +91,10 @@ type resources struct {
 	inline  uint32    // max_inline_data the provider granted
 }
 
-func newResources(t *verbs.Table, reactor *cq.Reactor, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
+func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
-	r := &resources{t: t, reactor: reactor, id: id}
+	r := &resources{t: t, id: id}
 	defer func() {
 		if err != nil {
 			r.destroy()
@@ -101,7 +106,7 @@ func newResources(t *verbs.Table, reactor *cq.Reactor, id verbs.Ptr[verbs.CMID],
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
 	}
-	if r.cc, err = reactor.AcquireChannel(ctx); err != nil {
+	if r.cc, err = t.CreateCompChannel(ctx); err != nil {
 		return nil, err
 	}
 	if r.cq, err = t.CreateCQ(ctx, cqEntries, 0, r.cc, 0); err != nil {
@@ -204,9 +209,8 @@ func (r *resources) cmdSlot(i uint32) []byte {
 	return r.cmd.Bytes()[i*cmdSize : (i+1)*cmdSize]
 }
 
-// destroy frees everything in reverse order of creation: QP, CQ, the
-// reference to the shared channel, memory, PD. The CQ must no longer be
-// polled.
+// destroy frees everything in reverse order of creation: QP, CQ, channel,
+// memory, PD. The CQ must no longer be polled.
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
@@ -220,7 +224,7 @@ func (r *resources) destroy() {
 		r.cq = verbs.Ptr[verbs.CQ]{}
 	}
 	if !r.cc.IsNil() {
-		r.reactor.ReleaseChannel(r.cc)
+		t.DestroyCompChannel(r.cc)
 		r.cc = verbs.Ptr[verbs.CompChannel]{}
 	}
 	r.scratch.free(t)
