@@ -2,17 +2,23 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
+	"github.com/seed54442f1a/rdmapool/server"
 )
 
 // scaleRecvBuffer is the receive buffer of both ends in the scaling
@@ -25,8 +31,21 @@ const scaleRecvBuffer = 64 << 10
 // (cpu-µs/op), and per idle connection the file descriptors (fds/conn) and
 // the pinned memory (pinned-KiB/conn, from VmPin) of this process. Costs
 // that grow with idle connections show as the rows part.
+//
+// RDMAPOOL_SCALE_IDLE, a comma-separated list, replaces the idle counts.
 func BenchmarkScaleIdle(b *testing.B) {
-	for _, idle := range []int{0, 100, 400} {
+	idles := []int{0, 100, 400, 1000}
+	if v := os.Getenv("RDMAPOOL_SCALE_IDLE"); v != "" {
+		idles = idles[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				b.Fatalf("RDMAPOOL_SCALE_IDLE=%q: want idle counts like 0,1000", v)
+			}
+			idles = append(idles, n)
+		}
+	}
+	for _, idle := range idles {
 		b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
 			rdmatest.Require(b)
 			b.Setenv(recvEnv, strconv.Itoa(scaleRecvBuffer))
@@ -36,6 +55,7 @@ func BenchmarkScaleIdle(b *testing.B) {
 			}
 			addr, pid := startEchoProcess(b, "rdma "+rdmatest.Addr(b).String())
 			fds0, pin0 := openFDs(b), pinnedBytes(b)
+			opened := time.Now()
 			for i := range idle {
 				c, err := qp.Dial(dialCtx(b), addr, opts)
 				if err != nil {
@@ -44,6 +64,9 @@ func BenchmarkScaleIdle(b *testing.B) {
 				b.Cleanup(func() { c.Close() })
 			}
 			fds1, pin1 := openFDs(b), pinnedBytes(b)
+			if idle > 0 {
+				b.Logf("%d idle connections opened in %v", idle, time.Since(opened).Round(time.Millisecond))
+			}
 			c, err := qp.Dial(dialCtx(b), addr, opts)
 			c = closeLater(b, c, err).(*qp.Conn)
 			req, resp := make([]byte, 64), make([]byte, 64)
@@ -57,6 +80,126 @@ func BenchmarkScaleIdle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestScaleManyConns: N client connections to our server, in this process,
+// with small buffers on both ends: all opened, each used (a PING), all
+// closed; then nothing is left over: file descriptors, goroutines and the
+// kernel's RDMA objects are back where they were. N is 200, or
+// RDMAPOOL_SCALE_CONNS (10000 by hand in the VM: that needs more memory than
+// CI's VM has).
+func TestScaleManyConns(t *testing.T) {
+	rdmatest.Require(t)
+	n := 200
+	if v := os.Getenv("RDMAPOOL_SCALE_CONNS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("RDMAPOOL_SCALE_CONNS=%q: want a count of connections", v)
+		}
+	}
+	opts := &qp.Options{RecvBufferSize: 4 << 10, MaxPeerBufferSize: 4 << 10}
+	addr := netip.AddrPortFrom(rdmatest.Addr(t), 0).String()
+	ping := func(c *qp.Conn) error {
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+			return err
+		}
+		got := make([]byte, 7)
+		if _, err := io.ReadFull(c, got); err != nil {
+			return err
+		}
+		if string(got) != "+PONG\r\n" {
+			return fmt.Errorf("PING answered %q", got)
+		}
+		return nil
+	}
+	run := func(n int) (open, used, closed time.Duration, fdsOpen int) {
+		l, err := qp.Listen(addr, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := server.New(nil)
+		served := make(chan struct{})
+		go func() {
+			srv.Serve(l)
+			close(served)
+		}()
+		defer func() {
+			srv.Close()
+			<-served
+		}()
+		start := time.Now()
+		conns := make([]*qp.Conn, 0, n)
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for i := range n {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			c, err := qp.Dial(ctx, l.Addr().String(), opts)
+			cancel()
+			if err != nil {
+				t.Fatalf("connection %d of %d: %v", i+1, n, err)
+			}
+			conns = append(conns, c)
+		}
+		open = time.Since(start)
+		fdsOpen = openFDs(t)
+		start = time.Now()
+		for i, c := range conns {
+			if err := ping(c); err != nil {
+				t.Fatalf("connection %d of %d: %v", i+1, n, err)
+			}
+		}
+		used = time.Since(start)
+		start = time.Now()
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Go(func() { c.Close() })
+		}
+		wg.Wait()
+		conns = nil
+		closed = time.Since(start)
+		return open, used, closed, fdsOpen
+	}
+	// One connection first: what stays for the life of the process
+	// (librdmacm's thread and device contexts) is not a leak.
+	run(1)
+	// File descriptors are compared without eventfds, of which package
+	// internal/netpass keeps up to 64 for reuse (a busier run makes more of
+	// them); eventfds are checked against that bound.
+	waitQuiet := func(fds, goroutines int, res map[string]int) (int, int, map[string]int) {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			f, g, r := fdsBesidesEventfds(t), runtime.NumGoroutine(), rdmatest.Resources(t)
+			quiet := f <= fds && g <= goroutines
+			for _, k := range []string{"pd", "cq", "qp", "mr", "cm_id"} {
+				quiet = quiet && r[k] <= res[k]
+			}
+			if quiet || time.Now().After(deadline) {
+				return f, g, r
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	fds0, g0, res0 := waitQuiet(fdsBesidesEventfds(t), runtime.NumGoroutine(), rdmatest.Resources(t))
+	all0, ev0 := openFDs(t), eventfds(t)
+	open, used, closed, fdsOpen := run(n)
+	fds1, g1, _ := waitQuiet(fds0, g0, res0)
+	if ev1 := eventfds(t); ev1 > ev0+64 {
+		t.Errorf("eventfds: %d before, %d after: more than package netpass keeps", ev0, ev1)
+	}
+	t.Logf("%d connections: opened in %v (%.1f ms each), each used in %v, closed in %v; %.2f fds per connection pair while open",
+		n, open.Round(time.Millisecond), float64(open.Microseconds())/1000/float64(n), used.Round(time.Millisecond),
+		closed.Round(time.Millisecond), float64(fdsOpen-all0)/float64(n))
+	if fds1 > fds0 {
+		t.Errorf("file descriptors: %d before, %d after", fds0, fds1)
+	}
+	if g1 > g0 {
+		t.Errorf("goroutines: %d before, %d after", g0, g1)
+	}
+	rdmatest.CheckNoLeaks(t, res0)
 }
 
 // BenchmarkScaleSetup: a connection's setup as a client sees it, Dial to an
@@ -107,6 +250,28 @@ func echoOnce(c net.Conn, p []byte) error {
 }
 
 // openFDs counts this process's open file descriptors.
+// eventfds returns how many of this process's file descriptors are
+// eventfds.
+func eventfds(tb testing.TB) int { return openFDs(tb) - fdsBesidesEventfds(tb) }
+
+// fdsBesidesEventfds returns how many file descriptors this process has
+// open that are not eventfds.
+func fdsBesidesEventfds(tb testing.TB) int {
+	tb.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:[eventfd]" {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
 func openFDs(tb testing.TB) int {
 	tb.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")

@@ -5,7 +5,9 @@
 // notification, polls once more to close the race with a completion that
 // arrived meanwhile, and sleeps until the completion channels (or an eventfd
 // that wakes it for changes and shutdown) have events: in the Go netpoller,
-// unlocked from its thread, so that a wake-up costs one thread's.
+// unlocked from its thread, so that a wake-up costs one thread's. A CQ
+// armed and found empty is polled no more until its event comes, so idle
+// CQs cost neither polls nor arms.
 //
 // The reactor is built for Linux, where it sleeps in epoll
 // (reactor_linux.go); on other systems (reactor_other.go) New fails, as
@@ -49,4 +51,6 @@ type Stats struct {
 	Timeouts    uint64 // sleeps that ended by sleepLimit, not by an event
 	Passes      uint64 // times the busy reactor let the netpoller run (netpass.Every)
 	CQs         int    // CQs registered now
+	Hot         int    // CQs the reactor polls now (the others are armed and idle)
+	Channels    int    // completion channels in the reactor's epoll set now
 }

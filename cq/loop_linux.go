@@ -26,7 +26,7 @@ func (r *Reactor) run() {
 	events := make([]unix.EpollEvent, 64)
 	lastWork := time.Now()
 	lastPass := lastWork // when the reactor last parked in the netpoller
-	spins := 0
+	spins, busy := 0, 0
 	for {
 		if r.pending.Load() {
 			if stop := r.applyOps(); stop {
@@ -38,6 +38,12 @@ func (r *Reactor) run() {
 			if !r.passIfDue(&lastPass, time.Now()) {
 				yieldThread()
 			}
+			// A cold CQ's event is seen only in the epoll set: look
+			// there now and then while busy.
+			if busy++; busy&63 == 0 {
+				r.peekEvents(events)
+				r.coolIdle()
+			}
 			continue
 		}
 		if !r.opts.NoBusyPoll {
@@ -45,6 +51,8 @@ func (r *Reactor) run() {
 			if spins++; spins&63 != 0 {
 				continue
 			}
+			r.peekEvents(events)
+			r.coolIdle()
 			now := time.Now()
 			if r.passIfDue(&lastPass, now) {
 				continue
@@ -67,8 +75,7 @@ func (r *Reactor) run() {
 		// last poll and arming raised no event.
 		// A CQ whose owner was polling it is not known to be empty: do not
 		// sleep on it.
-		r.armAll()
-		if n, skipped := r.pollAll(); n > 0 || skipped {
+		if n, skipped := r.armAndCool(0); n > 0 || skipped {
 			lastWork, spins = time.Time{}, 0
 			if n > 0 {
 				yieldThread()
@@ -79,18 +86,84 @@ func (r *Reactor) run() {
 		n := r.sleep(events)
 		if n == 0 {
 			r.timeouts.Add(1)
+			r.pollCold()
 		}
-		for _, ev := range events[:n] {
-			if ev.Fd == -1 {
-				var buf [8]byte
-				unix.Read(r.evfd, buf[:])
-				r.woken.Store(false) // after the read: see wake
-				continue
-			}
-			r.drainEvents(uint32(ev.Fd))
-		}
+		r.handleEvents(events[:n])
 		lastWork, lastPass, spins = time.Time{}, time.Now(), 0
 	}
+}
+
+// pollCold is the safety net of sleepLimit: it polls each cold CQ once,
+// without arming it again (it is armed), and makes hot one that had
+// completions after all. A cold CQ costs a poll per sleepLimit, not an arm.
+func (r *Reactor) pollCold() {
+	for _, s := range r.live {
+		e := &r.entries[s]
+		if e.hot || (e.inline != nil && e.inline.polling.Load() > 0) {
+			continue
+		}
+		if e.lock != nil && !e.lock.TryLock() {
+			r.makeHot(s)
+			continue
+		}
+		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		r.polls.Add(1)
+		switch {
+		case n < 0:
+			r.makeHot(s) // pollAll reports the error
+		case n == 0:
+			r.empty.Add(1)
+		default:
+			r.completions.Add(uint64(n))
+			r.dispatch(completions(r.wcs, n))
+			r.makeHot(s)
+		}
+		if e.lock != nil {
+			e.lock.Unlock()
+		}
+	}
+}
+
+// handleEvents takes the epoll set's events: a wake-up, or completion
+// channels with events, whose CQs become hot.
+func (r *Reactor) handleEvents(events []unix.EpollEvent) {
+	for _, ev := range events {
+		if ev.Fd == -1 {
+			var buf [8]byte
+			unix.Read(r.evfd, buf[:])
+			r.woken.Store(false) // after the read: see wake
+			continue
+		}
+		r.drainEvents(ev.Fd)
+	}
+}
+
+// peekEvents takes the epoll set's events without waiting, when some CQ is
+// cold (its completions are announced there only).
+func (r *Reactor) peekEvents(events []unix.EpollEvent) {
+	if len(r.hot) == len(r.live) {
+		return
+	}
+	n, err := unix.EpollWait(r.epfd, events, 0)
+	if err != nil || n <= 0 {
+		return
+	}
+	r.handleEvents(events[:n])
+}
+
+// coolAfter is how many empty polls in a row make a hot CQ a candidate to
+// go cold while the reactor is busy with others (coolIdle): a few hundred
+// microseconds, so that a connection between two round trips stays hot.
+const coolAfter = 1024
+
+// coolIdle arms and polls, to make cold, the hot CQs that found nothing in
+// their last coolAfter polls, so that under load the poll list holds the
+// CQs with work, not every one that had some since the reactor last slept.
+func (r *Reactor) coolIdle() {
+	if len(r.hot) < 2 {
+		return // the sleep path arms it, as it always did
+	}
+	r.armAndCool(coolAfter)
 }
 
 // passIfDue lets the Go netpoller run (package internal/netpass) when
@@ -112,12 +185,12 @@ func (r *Reactor) passIfDue(lastPass *time.Time, now time.Time) bool {
 	return true
 }
 
-// pollAll polls each CQ once and dispatches what it found; it returns the
+// pollAll polls each hot CQ once and dispatches what it found; it returns the
 // number of completions, and whether a CQ was skipped because its owner was
 // polling it.
 func (r *Reactor) pollAll() (total int, skipped bool) {
-	for i := 0; i < len(r.live); i++ {
-		s := r.live[i]
+	for i := 0; i < len(r.hot); i++ {
+		s := r.hot[i]
 		e := &r.entries[s]
 		armed := false
 		if in := e.inline; in != nil {
@@ -154,7 +227,9 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 		}
 		if n == 0 {
 			r.empty.Add(1)
+			e.emptyRun++
 		} else {
+			e.emptyRun = 0
 			total += n
 			r.completions.Add(uint64(n))
 			r.dispatch(completions(r.wcs, n))

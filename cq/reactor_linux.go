@@ -24,6 +24,19 @@ type entry struct {
 	channel verbs.Ptr[verbs.CompChannel] // or none
 	ops     *verbs.ContextOps
 	live    bool
+	// hot: the CQ is in the poll list (hot). A CQ leaves it (goes cold)
+	// when the reactor armed it and then polled it empty (armAndCool):
+	// any completion after that raises an event, which puts it back. So
+	// an idle CQ costs no poll and no arm.
+	hot      bool
+	emptyRun uint32 // the hot CQ's polls in a row that found nothing
+}
+
+// channel is a completion channel in the reactor's epoll set, with the
+// live entries on it.
+type channel struct {
+	ch   verbs.Ptr[verbs.CompChannel]
+	refs int
 }
 
 type op struct {
@@ -50,14 +63,19 @@ type Reactor struct {
 	// Owned by the reactor goroutine.
 	entries []entry
 	free    []uint32
-	live    []uint32                    // slots with live entries, in poll order
-	wcs     verbs.Ptr[verbs.WC]         // C array of Batch WCs
-	evOut   verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
+	live    []uint32           // slots with live entries
+	hot     []uint32           // slots of hot entries, in poll order
+	byCQ    map[uintptr]uint32 // a live entry's slot by its CQ's address, for events
+	chans   map[int32]*channel // by fd: the channels in the epoll set
+	// unnotifiable counts the live entries without a channel.
+	unnotifiable int
+	wcs          verbs.Ptr[verbs.WC]         // C array of Batch WCs
+	evOut        verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
 
 	woken atomic.Bool // a wake's eventfd write is pending; see wake
 
 	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
-	cqs                                                         atomic.Int64
+	cqs, hotCQs, channels                                       atomic.Int64
 }
 
 // New starts a reactor. The libraries must be bound (loader.Load).
@@ -122,12 +140,14 @@ func newReactor(opts Options, t *verbs.Table, wcs verbs.Ptr[verbs.WC], evOut ver
 		return nil, fmt.Errorf("cq: %w", err)
 	}
 	return &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, ep: ep, epRC: rc,
-		wcs: wcs, evOut: evOut, done: make(chan struct{})}, nil
+		wcs: wcs, evOut: evOut, done: make(chan struct{}),
+		byCQ: make(map[uintptr]uint32), chans: make(map[int32]*channel)}, nil
 }
 
 // Add registers cq, whose completion channel is channel (or the zero Ptr
 // when it has none: then the reactor never sleeps while the CQ is
-// registered), with h.
+// registered), with h. The caller destroys the channel after Remove; it
+// may be shared by several CQs.
 // From now on the reactor polls it; every work request on it must carry a
 // wr_id from the returned Registration.
 func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
@@ -174,7 +194,7 @@ func (r *Reactor) Stats() Stats {
 	return Stats{
 		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
 		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(),
-		Passes: r.passes.Load(), CQs: int(r.cqs.Load()),
+		Passes: r.passes.Load(), CQs: int(r.cqs.Load()), Hot: int(r.hotCQs.Load()), Channels: int(r.channels.Load()),
 	}
 }
 
@@ -237,37 +257,113 @@ func (r *Reactor) addEntry(e entry) (Registration, error) {
 		r.entries = append(r.entries, e)
 	}
 	if !e.channel.IsNil() {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
-		if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, verbs.CompChannelFD(e.channel), &ev); err != nil {
-			// Without it the CQ's events would never wake the reactor.
+		if err := r.refChannel(e.channel); err != nil {
 			r.entries[slot].live, r.entries[slot].h = false, nil
 			r.free = append(r.free, slot)
-			return Registration{}, fmt.Errorf("cq: adding the completion channel to the reactor's epoll set: %w", os.NewSyscallError("epoll_ctl", err))
+			return Registration{}, err
 		}
 	}
 	r.live = append(r.live, slot)
+	if e.channel.IsNil() {
+		r.unnotifiable++
+	}
+	r.byCQ[e.cq.Addr()] = slot
+	r.makeHot(slot)
 	r.cqs.Add(1)
 	return Registration{slot: slot, gen: e.gen}, nil
 }
 
 func (r *Reactor) removeSlot(slot uint32) {
 	e := &r.entries[slot]
-	if !e.channel.IsNil() {
-		unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, verbs.CompChannelFD(e.channel), nil)
-		r.drainEvents(slot) // ack what is pending: destroy_cq waits for acks
+	delete(r.byCQ, e.cq.Addr())
+	ch := e.channel
+	if e.hot {
+		e.hot = false
+		r.hot = without(r.hot, slot)
+		r.hotCQs.Add(-1)
 	}
 	e.live, e.h, e.cq, e.channel, e.ops = false, nil, verbs.Ptr[verbs.CQ]{}, verbs.Ptr[verbs.CompChannel]{}, nil
-	for i, s := range r.live {
-		if s == slot {
-			r.live = append(r.live[:i], r.live[i+1:]...)
-			break
-		}
+	r.live = without(r.live, slot)
+	if ch.IsNil() {
+		r.unnotifiable--
+	} else {
+		// Ack what is pending (destroy_cq waits for the acks of the
+		// events read): the CQ's own events, and other CQs' on a shared
+		// channel, which makes those hot.
+		r.drainEvents(int32(verbs.CompChannelFD(ch)))
+		r.unrefChannel(ch)
 	}
 	r.free = append(r.free, slot)
 	r.cqs.Add(-1)
 }
 
+// without returns list without its element v, in order.
+func without(list []uint32, v uint32) []uint32 {
+	for i, s := range list {
+		if s == v {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// makeHot puts a live entry in the poll list.
+func (r *Reactor) makeHot(slot uint32) {
+	e := &r.entries[slot]
+	if !e.hot {
+		e.hot, e.emptyRun = true, 0
+		r.hot = append(r.hot, slot)
+		r.hotCQs.Add(1)
+	}
+}
+
+// refChannel takes a reference to ch for an entry, adding a caller's own
+// channel to the epoll set on its first use.
+func (r *Reactor) refChannel(ch verbs.Ptr[verbs.CompChannel]) error {
+	if c := r.chans[int32(verbs.CompChannelFD(ch))]; c != nil && c.ch == ch {
+		c.refs++
+		return nil
+	}
+	return r.addChannel(&channel{ch: ch, refs: 1})
+}
+
+func (r *Reactor) addChannel(c *channel) error {
+	fd := int32(verbs.CompChannelFD(c.ch))
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		// Without it the CQs' events would never wake the reactor.
+		return fmt.Errorf("cq: adding the completion channel to the reactor's epoll set: %w", os.NewSyscallError("epoll_ctl", err))
+	}
+	r.chans[fd] = c
+	r.channels.Add(1)
+	return nil
+}
+
+// unrefChannel drops a reference to ch; the last one takes it out of the
+// epoll set.
+func (r *Reactor) unrefChannel(ch verbs.Ptr[verbs.CompChannel]) {
+	fd := int32(verbs.CompChannelFD(ch))
+	c := r.chans[fd]
+	if c == nil || c.ch != ch {
+		return
+	}
+	if c.refs--; c.refs > 0 {
+		return
+	}
+	r.dropChannel(fd, c)
+}
+
+func (r *Reactor) dropChannel(fd int32, c *channel) {
+	unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)
+	r.drainEvents(fd)
+	delete(r.chans, fd)
+	r.channels.Add(-1)
+}
+
 func (r *Reactor) shutdown() {
+	for fd, c := range r.chans {
+		r.dropChannel(fd, c)
+	}
 	r.mu.Lock()
 	close(r.done)
 	r.mu.Unlock()

@@ -58,21 +58,22 @@ func TestReactorServesConnections(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if st := r.Stats(); st.CQs != 2 {
-				t.Errorf("CQs while a pair is open: %d, want 2", st.CQs)
+			if st := r.Stats(); st.CQs != 2 || st.Channels != 2 {
+				t.Errorf("CQs and completion channels while a pair is open: %d and %d, want 2 and 2", st.CQs, st.Channels)
 			}
 			time.Sleep(100 * time.Millisecond) // idle: the reactor sleeps
 			c.Close()
 			l.Close()
 			deadline := time.Now().Add(10 * time.Second)
-			for r.Stats().CQs != 0 && time.Now().Before(deadline) {
+			// The accepted end's teardown runs on.
+			for st := r.Stats(); (st.CQs != 0 || st.Channels != 0) && time.Now().Before(deadline); st = r.Stats() {
 				time.Sleep(10 * time.Millisecond)
 			}
 			st := r.Stats()
 			t.Logf("%+v", st)
 			// 200 round trips of 1000 bytes through 16 KiB buffers: at least
 			// one receive completion per message on each side.
-			if st.CQs != 0 || st.Completions < 400 || st.Polls < st.Completions/32 || st.Wakeups == 0 || st.EmptyPolls == 0 {
+			if st.CQs != 0 || st.Channels != 0 || st.Hot != 0 || st.Completions < 400 || st.Polls < st.Completions/32 || st.Wakeups == 0 || st.EmptyPolls == 0 {
 				t.Errorf("implausible counters: %+v", st)
 			}
 			if st.Stale != 0 {

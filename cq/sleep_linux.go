@@ -64,37 +64,40 @@ func yieldThread() {
 
 // hasUnnotifiable reports whether some CQ has no completion channel, so the
 // reactor must not sleep.
-func (r *Reactor) hasUnnotifiable() bool {
-	for _, s := range r.live {
-		if r.entries[s].channel.IsNil() {
-			return true
-		}
-	}
-	return false
-}
+func (r *Reactor) hasUnnotifiable() bool { return r.unnotifiable > 0 }
 
-// drainEvents takes every pending event from a slot's completion channel and
-// acks each once.
-func (r *Reactor) drainEvents(slot uint32) {
-	if int(slot) >= len(r.entries) || !r.entries[slot].live {
+// drainEvents takes every pending event from the completion channel whose
+// file descriptor is fd and acks each once; the CQs they are for become
+// hot. An event for a CQ no longer registered is acked too: its owner's
+// ibv_destroy_cq waits for that.
+func (r *Reactor) drainEvents(fd int32) {
+	c := r.chans[fd]
+	if c == nil {
 		return
 	}
-	e := &r.entries[slot]
 	for {
-		cq, errno := r.t.GetCQEventInto(e.channel, r.evOut)
+		cq, errno := r.t.GetCQEventInto(c.ch, r.evOut)
 		if errno != 0 {
 			return // EAGAIN: drained
 		}
 		r.t.AckCQEvents(cq, 1)
+		if s, ok := r.byCQ[cq.Addr()]; ok {
+			r.makeHot(s)
+		}
 	}
 }
 
-// armAll arms every CQ that has a channel, except those whose owner polls
-// them (see Inline).
-func (r *Reactor) armAll() {
-	for _, s := range r.live {
+// armAndCool arms each hot CQ that has a channel and has found nothing in
+// its last minEmpty polls, except those whose owner polls them (see
+// Inline), and polls it once more: a completion that came before the arm
+// raised no event. A CQ found empty then goes cold: it leaves the poll
+// list until its event comes. It returns the completions those polls
+// found, and whether a CQ was skipped because its owner held its lock.
+func (r *Reactor) armAndCool(minEmpty uint32) (total int, skipped bool) {
+	for i := 0; i < len(r.hot); i++ {
+		s := r.hot[i]
 		e := &r.entries[s]
-		if e.channel.IsNil() {
+		if e.channel.IsNil() || e.emptyRun < minEmpty {
 			continue
 		}
 		if in := e.inline; in != nil {
@@ -103,9 +106,42 @@ func (r *Reactor) armAll() {
 				continue
 			}
 		}
+		if e.lock != nil && !e.lock.TryLock() {
+			skipped = true
+			continue
+		}
 		verbs.ReqNotifyCQ(e.ops, e.cq, false)
+		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		r.polls.Add(1)
+		if n < 0 {
+			h, lock := e.h, e.lock
+			r.removeSlot(s)
+			i--
+			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
+			if lock != nil {
+				lock.Unlock()
+			}
+			continue
+		}
+		if n > 0 {
+			// Armed, and polled after: the arm stands, the CQ stays hot.
+			e.emptyRun = 0
+			total += n
+			r.completions.Add(uint64(n))
+			r.dispatch(completions(r.wcs, n))
+		} else {
+			r.empty.Add(1)
+			e.hot = false
+			r.hot = append(r.hot[:i], r.hot[i+1:]...)
+			i--
+			r.hotCQs.Add(-1)
+		}
 		if e.inline != nil {
 			e.inline.armed.Store(true)
 		}
+		if e.lock != nil {
+			e.lock.Unlock()
+		}
 	}
+	return total, skipped
 }

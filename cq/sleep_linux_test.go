@@ -63,8 +63,8 @@ func TestSleepLimit(t *testing.T) {
 func TestOwnerPollingAfterArm(t *testing.T) {
 	r := newSleeper(t)
 	var in Inline
-	r.entries = []entry{{inline: &in, channel: verbs.PtrAt[verbs.CompChannel](1), live: true}}
-	r.live = []uint32{0}
+	r.entries = []entry{{inline: &in, channel: verbs.PtrAt[verbs.CompChannel](1), live: true, hot: true}}
+	r.live, r.hot = []uint32{0}, []uint32{0}
 	in.armed.Store(true) // as armAll leaves a CQ it armed
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {

@@ -82,7 +82,7 @@ func (c *Conn) onQPDown() {
 func (c *Conn) eventLoop() {
 	defer close(c.evDone)
 	for {
-		ev, err := c.ec.next(time.Time{})
+		ev, err := c.ec.next()
 		if err != nil {
 			if !c.is(stClosing) { // not our teardown, which closes the file
 				c.fail(fmt.Errorf("rdma: reading the connection's rdma_cm events: %w", err))
@@ -148,7 +148,7 @@ func (c *Conn) teardown() {
 		defer releaseReactor() // after the CQ is destroyed
 	}
 	if c.ec != nil {
-		c.ec.f.Close() // ends the event loop
+		c.ec.shut() // ends the event loop
 		if c.is(stEvStarted) {
 			<-c.evDone
 		}
@@ -163,7 +163,7 @@ func (c *Conn) teardown() {
 		c.t.DestroyID(c.id)
 	}
 	if c.ec != nil {
-		c.t.DestroyEventChannel(c.ec.ch)
+		c.ec.release()
 	}
 	if errors.Is(c.err, ErrDeviceRemoved) {
 		c.t.ReleaseDeadDevices()

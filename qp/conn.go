@@ -142,13 +142,8 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 // setup creates the verbs resources on the connection's id, registers its CQ
 // with a reactor and posts every receive, before connect or accept.
 func (c *Conn) setup() error {
-	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
-	if err != nil {
-		return err
-	}
-	c.res = res
-	c.rxRing = mr.NewRecvRing(res.rx)
 	c.h = &completions{c: c}
+	var err error
 	if c.opts.Reactor != nil {
 		c.reactor = c.opts.Reactor
 	} else {
@@ -157,6 +152,12 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
+	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
+	if err != nil {
+		return err
+	}
+	c.res = res
+	c.rxRing = mr.NewRecvRing(res.rx)
 	if c.reg, err = c.reactor.Add(res.cq, res.cc, c.h); err != nil {
 		return err
 	}

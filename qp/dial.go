@@ -22,7 +22,7 @@ import (
 func Dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	c, err := dial(ctx, addr, opts)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: err}
+		return nil, &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: fileLimitError(err)}
 	}
 	return c, nil
 }
@@ -89,21 +89,22 @@ func prepare(opts *Options) (Options, *verbs.Table, error) {
 	if _, err := loader.Load(); err != nil {
 		return o, nil, err
 	}
+	raiseFileLimit()
 	return o, verbs.Bound(), nil
 }
 
-// newID makes an rdma_cm id on its own event channel.
+// newID makes an rdma_cm id on the process's shared event channel.
 func newID(t *verbs.Table) (*eventChannel, verbs.Ptr[verbs.CMID], error) {
-	ec, err := newEventChannel(t)
+	cm, err := acquireCM(t)
 	if err != nil {
 		return nil, verbs.Ptr[verbs.CMID]{}, err
 	}
-	id, err := t.CreateID(ec.ch, 0, verbs.PSTCP)
+	id, err := t.CreateID(cm.ch, 0, verbs.PSTCP)
 	if err != nil {
-		ec.close()
+		cm.release()
 		return nil, verbs.Ptr[verbs.CMID]{}, err
 	}
-	return ec, id, nil
+	return cm.open(id.Addr()), id, nil
 }
 
 func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {

@@ -4,12 +4,19 @@ package qp
 
 import (
 	"errors"
+	"os"
 	"runtime"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-// newEventChannel fails off Linux, where no rdma_cm event channel exists.
-func newEventChannel(t *verbs.Table) (*eventChannel, error) {
-	return nil, errors.New("rdma: rdma_cm event channels need Linux; this is " + runtime.GOOS)
+// newCMChannel fails off Linux, where no rdma_cm event channel exists.
+func newCMChannel(t *verbs.Table) (verbs.Ptr[verbs.EventChannel], *os.File, error) {
+	return verbs.Ptr[verbs.EventChannel]{}, nil, errors.New("rdma: rdma_cm event channels need Linux; this is " + runtime.GOOS)
 }
+
+// raiseFileLimit does nothing off Linux.
+func raiseFileLimit() {}
+
+// fileLimitError returns err.
+func fileLimitError(err error) error { return err }

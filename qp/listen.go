@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
@@ -36,7 +35,7 @@ var _ net.Listener = (*Listener)(nil)
 func Listen(addr string, opts *Options) (*Listener, error) {
 	l, err := listen(addr, opts)
 	if err != nil {
-		return nil, &net.OpError{Op: "listen", Net: "rdma", Addr: stringAddr(addr), Err: err}
+		return nil, &net.OpError{Op: "listen", Net: "rdma", Addr: stringAddr(addr), Err: fileLimitError(err)}
 	}
 	return l, nil
 }
@@ -63,8 +62,9 @@ func listen(addr string, opts *Options) (*Listener, error) {
 		err = t.Listen(id, o.Backlog)
 	}
 	if err != nil {
+		ec.shut()
 		t.DestroyID(id)
-		ec.close()
+		ec.release()
 		return nil, err
 	}
 	local, _ := verbs.CMIDAddrs(id)
@@ -120,10 +120,11 @@ func (l *Listener) end(err error) {
 }
 
 func (l *Listener) shutdown() {
-	l.ec.f.Close()
+	l.ec.shut() // ends the event loop
 	<-l.evDone
+	l.ec.drainRequests()
 	l.t.DestroyID(l.id)
-	l.t.DestroyEventChannel(l.ec.ch)
+	l.ec.release()
 	if l.err == ErrDeviceRemoved {
 		l.t.ReleaseDeadDevices()
 	}
@@ -148,7 +149,7 @@ func (l *Listener) shutdown() {
 func (l *Listener) loop() {
 	defer close(l.evDone)
 	for {
-		ev, err := l.ec.next(time.Time{})
+		ev, err := l.ec.next()
 		if err != nil {
 			select {
 			case <-l.done: // our shutdown, which closes the file
@@ -159,7 +160,7 @@ func (l *Listener) loop() {
 		}
 		switch ev.typ {
 		case verbs.EventConnectRequest:
-			l.handleRequest(ev.id)
+			l.handleRequest(ev.id, ev.box)
 		case verbs.EventDeviceRemoval:
 			if v := verbs.IDContext(l.id); !v.IsNil() {
 				deviceGone(l.t.ContextDeviceName(v))
@@ -170,18 +171,13 @@ func (l *Listener) loop() {
 	}
 }
 
-// handleRequest gives a new id its own event channel (rdma_migrate_id), so
-// its connection outlives the listener, creates its resources, posts every
-// receive and accepts. The connection reaches Accept once ESTABLISHED.
-func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID]) {
+// handleRequest creates a new id's resources, posts every receive and
+// accepts. The id is on the process's shared event channel, with ec its
+// share, so its connection outlives the listener. The connection reaches
+// Accept once ESTABLISHED.
+func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID], ec *eventChannel) {
 	t := l.t
-	ec, err := newEventChannel(t)
-	if err == nil {
-		if err = t.MigrateID(id, ec.ch); err != nil {
-			ec.close()
-		}
-	}
-	if err != nil {
+	if ec == nil {
 		t.Reject(id)
 		t.DestroyID(id)
 		return

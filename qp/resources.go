@@ -67,6 +67,13 @@ func (s *scratch) free(t *verbs.Table) {
 
 // resources are a connection's PD, completion channel, CQ, QP and
 // registered memory. Creation is in this order; destroy frees in reverse.
+//
+// The completion channel is the connection's own, not one shared by the
+// CQs of a device: soft-RoCE (Linux 6.1) can queue a CQ's event after the
+// CQ is destroyed, and a reactor reading a shared channel then handed that
+// event to ibv_get_cq_event, which dereferences the freed CQ (a SIGSEGV in
+// the VM when 400 connections closed at once). A connection's own channel
+// is destroyed with its CQ, unread.
 type resources struct {
 	t       *verbs.Table
 	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
@@ -207,7 +214,9 @@ func (r *resources) cmdSlot(i uint32) []byte {
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
+		cmReadMu.Lock() // see there
 		t.DestroyQP(r.id)
+		cmReadMu.Unlock()
 		r.qp = verbs.Ptr[verbs.QP]{}
 	}
 	if !r.cq.IsNil() {
