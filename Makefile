@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench bench-ffi bench-rxe bench-valkey bench-cluster test-rxe vm-run vm-fetch
+.PHONY: run test bench bench-ffi bench-rxe bench-valkey bench-cluster valkey-rdma test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -43,6 +43,15 @@ bench-valkey:
 # writes out/bench-cluster.{json,md}.
 bench-cluster:
 	vm/bench-cluster.sh
+
+# valkey-rdma: in one VM boot, the tests that take a real valkey-server with
+# the RDMA module, then rdmapool bench against it over RDMA and TCP, alone
+# and as a cluster; writes out/valkey-rdma.{json,md}. VALKEY_DIR holds
+# valkey-server, valkey-cli and valkey-rdma.so (docs/benchmarks.md says how
+# they were built; nothing here builds them).
+valkey-rdma:
+	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make valkey-rdma VALKEY_DIR=dir (valkey-server, valkey-cli, valkey-rdma.so)" >&2; exit 2; fi
+	vm/valkey-rdma.sh --valkey $(call shq,VALKEY_DIR)
 
 # test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
 #   VM_RUN=regex         -test.run for every test binary
