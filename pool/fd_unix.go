@@ -4,7 +4,7 @@ package pool
 
 import "golang.org/x/sys/unix"
 
-// directWritesDefault: TCPConn.Write calls write(2) itself (tcpDirectWrites).
+// directWritesDefault: TCPConn.Write calls write(2) itself (see tcp.go).
 const directWritesDefault = true
 
 // writeFD is write(2) on the socket gnet polls.

@@ -6,7 +6,7 @@ import "syscall"
 // socket of ours to write(2) to, so every Write goes through AsyncWrite.
 const directWritesDefault = false
 
-// writeFD is never called: tcpDirectWrites is false.
+// writeFD is never called: directWritesDefault is false.
 func writeFD(fd int, p []byte) (int, error) { return 0, syscall.EWINDOWS }
 
 const (

@@ -85,12 +85,12 @@ func TestTCPInboundBounded(t *testing.T) {
 }
 
 // TestTCPInboundLimit: a gnet connection that cannot leave the event loop
-// (tcpMoves off) is closed once more than tcpMaxInbound is unread: Read
+// (tcpConfig.noMoves) is closed once more than tcpMaxInbound is unread: Read
 // returns what was buffered, then ErrInboundLimit, and the process does not
 // hold the 256 MiB the peer sends.
 func TestTCPInboundLimit(t *testing.T) {
-	tcpMoves = false
-	defer func() { tcpMoves = true }()
+	tcpTest.noMoves = true
+	defer func() { tcpTest = tcpConfig{} }()
 	const total = 256 << 20
 	var sent atomic.Int64
 	done := make(chan struct{})

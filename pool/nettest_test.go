@@ -25,7 +25,7 @@ func TestNetConnTCP(t *testing.T) {
 	tcpBothWriteModes(t, func(t *testing.T) {
 		tcpLeakCheck(t, false)
 		peers := newPeerServer(t)
-		nettest.TestConn(t, pipe(func(ctx context.Context) (net.Conn, error) { return DialTCP(ctx, peers.addr()) }, peers.accept))
+		nettest.TestConn(t, pipe(func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, nil, peers.addr(), tcpTest) }, peers.accept))
 	})
 }
 

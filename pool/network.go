@@ -69,7 +69,10 @@ func ParseTCPEngine(s string) (TCPEngine, error) {
 }
 
 // netDefault is the Network of a Pool with no Options.Network.
-type netDefault struct{ engine TCPEngine }
+type netDefault struct {
+	engine TCPEngine
+	tcp    tcpConfig // the gnet engine's connections' (tests)
+}
 
 func (netDefault) DialRDMA(ctx context.Context, addr string, opts *qp.Options) (Conn, error) {
 	c, err := qp.Dial(ctx, addr, opts)
@@ -81,7 +84,7 @@ func (netDefault) DialRDMA(ctx context.Context, addr string, opts *qp.Options) (
 
 func (n netDefault) DialTCP(ctx context.Context, addr string, nd *net.Dialer) (Conn, error) {
 	if n.engine == TCPGnet {
-		c, err := dialTCP(ctx, nd, addr)
+		c, err := dialTCP(ctx, nd, addr, n.tcp)
 		if err != nil {
 			return nil, err // not a nil *TCPConn in a Conn
 		}

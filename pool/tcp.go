@@ -32,7 +32,7 @@ import (
 //     spinning pays), then parks on a channel that OnTraffic and OnClose
 //     signal.
 //   - Write calls write(2) on the socket itself while the kernel takes the
-//     bytes (see tcpDirectWrites). When the kernel's buffer is full, it
+//     bytes (see directWritesDefault). When the kernel's buffer is full, it
 //     hands the rest to the event loop with AsyncWrite (the one write of
 //     gnet that may be called off the event loop), a chunk of at most
 //     tcpWriteChunk bytes at a time: gnet writes what the kernel takes,
@@ -70,7 +70,7 @@ type TCPConn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
 	fd           int             // gnet's descriptor for the socket
-	direct       bool            // Write calls write(2) itself first (tcpDirectWrites)
+	direct       bool            // Write calls write(2) itself first (directWritesDefault)
 	spinWait     time.Duration   // tcpSpinWait when dialled, if GOMAXPROCS allows
 	spinBudget   spinwait.Budget // whether spinning pays on this connection (see tcpSpinWait)
 	opened       bool            // OnOpen ran (set on the event loop before EnrollContext returns)
@@ -98,6 +98,7 @@ type TCPConn struct {
 	moved    *netpollConn
 	rdT, wdT time.Time
 	noMove   bool // a move failed: none is tried again (event loop only)
+	noMoves  bool // tcpConfig.noMoves: never tried
 	// movePending: a move was due but a Write was under way; the Write
 	// that ends has the event loop try again (writeDone).
 	movePending atomic.Bool
@@ -151,8 +152,9 @@ const (
 
 var _ Conn = (*TCPConn)(nil)
 
-// tcpDirectWrites makes Write call write(2) on the socket from the
-// caller's goroutine while the kernel takes the bytes, and go through the
+// Direct writes: where directWritesDefault (fd_*.go) is true, Write calls
+// write(2) on the socket from the caller's goroutine while the kernel
+// takes the bytes, and goes through the
 // event loop only when it does not. Through the event loop every Write
 // costs a wake-up of the loop's thread and, inside gnet's AsyncWrite, three
 // allocations (the hook, the method value, the task queue's node); the
@@ -160,8 +162,8 @@ var _ Conn = (*TCPConn)(nil)
 // writes to the socket only from its outbound buffer, which is empty
 // whenever we write (Write waits for it to drain first), and fdmu keeps us
 // off the descriptor once gnet closes it. Tests and the benchmark turn it
-// off to exercise and compare the AsyncWrite-only path.
-var tcpDirectWrites = directWritesDefault
+// off (tcpConfig.asyncWritesOnly) to exercise and compare the
+// AsyncWrite-only path.
 
 // tcpSpinWait is how long a Read that finds nothing polls for data, with
 // runtime.Gosched between looks, before it parks until OnTraffic wakes it.
@@ -181,12 +183,17 @@ var tcpDirectWrites = directWritesDefault
 // arrives after them is late. So spinning adapts (spinwait.Budget) and stops on a
 // connection where it does not pay (BenchmarkTCPRoundTrip compares the
 // engines with and without it). A connection takes the value when it is
-// dialled; tests and the benchmark change it to compare.
-var tcpSpinWait = 50 * time.Microsecond
+// dialled; tests and the benchmark change it (tcpConfig.spinWait) to
+// compare.
+const tcpSpinWait = 50 * time.Microsecond
 
-// tcpMoves lets a connection with more than tcpMoveAt unread leave the
-// event loop (moveOff); a test turns it off to reach tcpMaxInbound.
-var tcpMoves = true
+// tcpConfig is what tests and benchmarks change of a gnet TCPConn when
+// they dial it; its zero value is the engine as it is.
+type tcpConfig struct {
+	asyncWritesOnly bool          // every Write goes through AsyncWrite (no direct write(2))
+	spinWait        time.Duration // a waiting Read's spin: 0 tcpSpinWait, below 0 none
+	noMoves         bool          // the connection never leaves the loop (moveOff); tcpMaxInbound bounds it
+}
 
 const tcpSpinMinProcs = 2
 
@@ -209,13 +216,13 @@ var tcpInPool bytebufferpool.Pool
 // nothing is left behind. Errors are *net.OpError values, as the net
 // package's are; a refused connection matches syscall.ECONNREFUSED.
 func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
-	return dialTCP(ctx, nil, addr)
+	return dialTCP(ctx, nil, addr, tcpConfig{})
 }
 
 // dialTCP is DialTCP with nd's settings (LocalAddr, KeepAlive, Control and
 // the rest) if nd is not nil, but not its Timeout or Deadline: ctx alone
-// bounds the dial.
-func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error) {
+// bounds the dial; cfg is the connection's tcpConfig.
+func dialTCP(ctx context.Context, nd *net.Dialer, addr string, cfg tcpConfig) (*TCPConn, error) {
 	cli, err := acquireTCPEngine()
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tcpStringAddr(addr), Err: err}
@@ -241,6 +248,8 @@ func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error)
 		pres:   make(chan int, 1),
 		rd:     deadline.New(),
 		wd:     deadline.New(),
+
+		noMoves: cfg.noMoves, // before EnrollContext: the loop reads it
 	}
 	tc.wcb = tc.written
 	tc.probe = gnet.RunnableFunc(tc.look)
@@ -257,9 +266,14 @@ func dialTCP(ctx context.Context, nd *net.Dialer, addr string) (*TCPConn, error)
 	}
 	tc.gc = gc
 	tc.fd = gc.Fd()
-	tc.direct = tcpDirectWrites
+	tc.direct = directWritesDefault && !cfg.asyncWritesOnly
 	if runtime.GOMAXPROCS(0) >= tcpSpinMinProcs {
-		tc.spinWait = tcpSpinWait
+		switch {
+		case cfg.spinWait == 0:
+			tc.spinWait = tcpSpinWait
+		case cfg.spinWait > 0:
+			tc.spinWait = cfg.spinWait
+		}
 	}
 	return tc, nil
 }
@@ -761,7 +775,7 @@ func (tc *TCPConn) onTraffic(c gnet.Conn) gnet.Action {
 // a later OnTraffic tries again, or the end of the next Write has the loop
 // try (writeDone).
 func (tc *TCPConn) moveOff(c gnet.Conn) bool {
-	if tc.noMove || !tcpMoves {
+	if tc.noMove || tc.noMoves {
 		return false
 	}
 	if !tc.wmu.TryLock() {

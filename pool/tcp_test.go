@@ -123,12 +123,17 @@ func tcpEcho(c net.Conn) {
 	io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 64<<10))
 }
 
-// tcpDial dials addr and closes the connection when the test ends.
+// tcpTest is the tcpConfig that tcpDial dials with: a test that changes it
+// restores the zero value (the engine as it is) when it ends.
+var tcpTest tcpConfig
+
+// tcpDial dials addr with tcpTest and closes the connection when the test
+// ends.
 func tcpDial(t testing.TB, addr string) *TCPConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := DialTCP(ctx, addr)
+	c, err := dialTCP(ctx, nil, addr, tcpTest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +150,8 @@ func tcpBothWriteModes(t *testing.T, f func(t *testing.T)) {
 			name = "asyncwrite"
 		}
 		t.Run(name, func(t *testing.T) {
-			tcpDirectWrites = direct
-			defer func() { tcpDirectWrites = true }()
+			tcpTest.asyncWritesOnly = !direct
+			defer func() { tcpTest = tcpConfig{} }()
 			f(t)
 		})
 	}
@@ -469,11 +474,13 @@ func testTCPCloseUnblocks(t *testing.T) {
 // spinning first (GOMAXPROCS of at least 2) and parking at once (no spin),
 // and checks which connections spin.
 func TestTCPReadSpinOrPark(t *testing.T) {
-	saved := tcpSpinWait
-	defer func() { tcpSpinWait = saved }()
-	for _, spin := range []time.Duration{saved, 0} {
+	defer func() { tcpTest = tcpConfig{} }()
+	for _, spin := range []time.Duration{tcpSpinWait, 0} {
 		t.Run(fmt.Sprint("spin=", spin), func(t *testing.T) {
-			tcpSpinWait = spin
+			tcpTest.spinWait = spin
+			if spin == 0 {
+				tcpTest.spinWait = -1 // none
+			}
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(tcpSpinMinProcs, runtime.GOMAXPROCS(0))))
 			t.Run("echo", testTCPEcho)
 			t.Run("readdeadline", testTCPReadDeadline)
@@ -712,9 +719,11 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 	}
 	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B, addr string) net.Conn {
 		return func(b *testing.B, addr string) net.Conn {
-			saved := tcpSpinWait
-			tcpDirectWrites, tcpSpinWait = direct, spin
-			defer func() { tcpDirectWrites, tcpSpinWait = true, saved }()
+			tcpTest = tcpConfig{asyncWritesOnly: !direct, spinWait: spin}
+			if spin == 0 {
+				tcpTest.spinWait = -1 // none
+			}
+			defer func() { tcpTest = tcpConfig{} }()
 			return tcpDial(b, addr)
 		}
 	}
