@@ -1,11 +1,13 @@
 #!/bin/bash
-# usage: scripts/compare/cluster-bench-vs-valkey-benchmark.sh RDMAPOOL_BINARY [ROUNDS] >out.csv
+# usage: scripts/compare/cluster-bench-vs-valkey-benchmark.sh RDMAPOOL_BINARY [ROUNDS [OLD_BINARY]] >out.csv
 # Three valkey-server cluster nodes on loopback (ports 7101-7103), then valkey-benchmark --cluster
-# and rdmapool bench --cluster --transport tcp alternately, ROUNDS rounds (-c 50
-# -n 300000 -t set,get); summarise with
+# and rdmapool bench --cluster --transport tcp (and OLD_BINARY's, labelled old) in turn, the
+# order rotating every round, ROUNDS rounds (-c 50 -n 300000 -t set,get); summarise with
 #   scripts/compare/ratios.py <(grep -E '^[0-9]+,(vb|ours),"(SET|GET)"' out.csv)
 set -u
-bin=$1 rounds=${2:-5}
+bin=$1 rounds=${2:-5} old=${3:-}
+tools=(vb ours)
+[ -n "$old" ] && tools+=(old)
 dir=$(mktemp -d)
 ports=(7101 7102 7103)
 pids=()
@@ -24,12 +26,12 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 for r in $(seq 1 "$rounds"); do
-	for t in vb ours; do
-		[ $((r % 2)) = 0 ] && t=$([ "$t" = vb ] && echo ours || echo vb)
-		if [ "$t" = vb ]; then
-			valkey-benchmark -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv | tail -n +2 | sed "s/^/$r,vb,/"
-		else
-			"$bin" bench -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv --transport tcp | tail -n +2 | sed "s|^|$r,ours,|"
-		fi
+	for j in "${!tools[@]}"; do
+		t=${tools[$(((j + r) % ${#tools[@]}))]}
+		case $t in
+		vb) valkey-benchmark -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv | tail -n +2 | sed "s/^/$r,vb,/" ;;
+		ours) "$bin" bench -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv --transport tcp | tail -n +2 | sed "s|^|$r,ours,|" ;;
+		old) "$old" bench -h 127.0.0.1 -p 7101 --cluster -c 50 -n 300000 -t set,get --csv --transport tcp | tail -n +2 | sed "s|^|$r,old,|" ;;
+		esac
 	done
 done
