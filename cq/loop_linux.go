@@ -216,13 +216,8 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 		}
 		r.polls.Add(1)
 		if n < 0 {
-			h, lock := e.h, e.lock
-			r.removeSlot(s)
+			r.failCQ(s, n)
 			i--
-			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
-			if lock != nil {
-				lock.Unlock()
-			}
 			continue
 		}
 		if n == 0 {
@@ -259,5 +254,18 @@ func (r *Reactor) dispatch(wcs []Completion) {
 			r.stale.Add(uint64(n))
 		}
 		wcs = wcs[n:]
+	}
+}
+
+// failCQ takes the entry in slot, whose poll returned n < 0, out of the
+// reactor and tells its handler; the caller held the entry's lock (if it
+// has one) for the poll, and failCQ releases it after the handler.
+func (r *Reactor) failCQ(slot uint32, n int) {
+	e := &r.entries[slot]
+	h, lock := e.h, e.lock
+	r.removeSlot(slot)
+	h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
+	if lock != nil {
+		lock.Unlock()
 	}
 }

@@ -114,13 +114,8 @@ func (r *Reactor) armAndCool(minEmpty uint32) (total int, skipped bool) {
 		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
 		r.polls.Add(1)
 		if n < 0 {
-			h, lock := e.h, e.lock
-			r.removeSlot(s)
+			r.failCQ(s, n)
 			i--
-			h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
-			if lock != nil {
-				lock.Unlock()
-			}
 			continue
 		}
 		if n > 0 {
