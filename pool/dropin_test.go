@@ -256,8 +256,8 @@ func memServer(t *testing.T) (*pool.Dialer, *pooltest.Network, *[]pool.FallbackR
 
 // TestDropInServerBack (in memory): with the server down, each client's
 // command fails at once with connection refused and the RDMA reason; with
-// it back, the next command succeeds at once. The Dialer adds no backoff
-// to the client's own.
+// it back, the next command succeeds without waiting for the pool's
+// backoff. The Dialer adds no backoff to the client's own.
 func TestDropInServerBack(t *testing.T) {
 	const memAddr = "10.0.0.1:6379"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -274,17 +274,22 @@ func TestDropInServerBack(t *testing.T) {
 		t.Logf("server down: failed after %v: %v", time.Since(start), err)
 		n.OnDial(pool.TCP, nil)
 		start = time.Now()
+		// The Dialer's pools back off for an hour after a failed dial (see
+		// noBackoffWait), so a Get that waited for the backoff would not
+		// return within ctx: no timed bound is needed to catch one.
 		if err := do(); err != nil {
 			t.Fatalf("server back: %v", err)
 		}
-		// At once: under a millisecond here. The bound leaves a loaded
-		// machine room and still catches a backoff (it was 1.4 s).
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("server back: the first command took %v", d)
-		}
+		t.Logf("server back: the first command took %v", time.Since(start))
+	}
+	// noBackoffWait makes any backoff decisive: the pools' top-up waits an
+	// hour after a failed dial, which no Get may wait for.
+	noBackoffWait := func(d *pool.Dialer) {
+		d.Options.MinBackoff, d.Options.MaxBackoff = time.Hour, time.Hour
 	}
 	t.Run("go-redis", func(t *testing.T) {
 		d, n, reasons := memServer(t)
+		noBackoffWait(d)
 		rdb := redis.NewClient(&redis.Options{Addr: memAddr, Dialer: d.DialContext, MaxRetries: -1})
 		defer rdb.Close()
 		check(t, n, func() error { return rdb.Ping(ctx).Err() })
@@ -294,6 +299,7 @@ func TestDropInServerBack(t *testing.T) {
 	})
 	t.Run("valkey-go", func(t *testing.T) {
 		d, n, _ := memServer(t)
+		noBackoffWait(d)
 		check(t, n, func() error {
 			vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{memAddr}, DialCtxFn: d.DialValkey, DisableCache: true})
 			if err != nil {
