@@ -1,0 +1,121 @@
+package qp_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/qp"
+)
+
+// idlePinnedMax is the most an idle connection with the default options may
+// keep registered.
+const idlePinnedMax = 256 << 10
+
+// TestPinnedFollowsData: with the default options, both ends of an idle
+// connection pin at most 256 KiB; a 16 MiB value, either way, grows the
+// writer's send staging and the reader's receive buffer; once idle the
+// staging shrinks back (at a keepalive), and the receive buffer at the
+// re-arm that follows a slow fill. The data arrives intact throughout.
+func TestPinnedFollowsData(t *testing.T) {
+	e := newEnv(t, &qp.Options{KeepaliveInterval: 100 * time.Millisecond})
+	cli, srv := e.pair()
+	defer cli.Close()
+	defer srv.Close()
+	small := []byte("PING\r\n")
+	for _, d := range []struct{ from, to *qp.Conn }{{cli, srv}, {srv, cli}} {
+		transfer(t, d.from, d.to, small)
+	}
+	checkPinned(t, "idle after a round trip", cli, srv, 0, idlePinnedMax)
+
+	big := randBytes(16<<20, 25)
+	for _, d := range []struct {
+		name     string
+		from, to *qp.Conn
+	}{{"client to server", cli, srv}, {"server to client", srv, cli}} {
+		t.Run(d.name, func(t *testing.T) {
+			transfer(t, d.from, d.to, big)
+			// The writer's staging grew to the reader's buffer, which
+			// grew past its start.
+			if p := d.from.Pinned(); p <= idlePinnedMax+256<<10 {
+				t.Errorf("writer pins %d KiB after 16 MiB: its staging did not grow", p>>10)
+			}
+			if p := d.to.Pinned(); p <= idlePinnedMax {
+				t.Errorf("reader pins %d KiB after 16 MiB: its receive buffer did not grow", p>>10)
+			}
+			// Idle: the staging shrinks at a keepalive.
+			waitPinned(t, d.from, func(p int) bool { return p <= idlePinnedMax }, "the writer's staging to shrink")
+			// Slow fills: each re-arm after one shrinks the receive
+			// buffer, back to where it started.
+			for i := 0; ; i++ {
+				room, size := d.to.RecvRoom()
+				t.Logf("receive buffer of %d KiB, %d KiB free", size>>10, room>>10)
+				if size <= 64<<10 {
+					break
+				}
+				if i == 5 {
+					t.Fatalf("receive buffer still %d KiB after %d slow fills", size>>10, i)
+				}
+				time.Sleep(1100 * time.Millisecond)
+				transfer(t, d.from, d.to, bytes.Repeat([]byte{'x'}, room))
+			}
+			for _, c := range []*qp.Conn{cli, srv} {
+				waitPinned(t, c, func(p int) bool { return p <= idlePinnedMax }, "idle again")
+			}
+		})
+	}
+}
+
+// transfer writes data from one end and reads it at the other, comparing.
+func transfer(t *testing.T, from, to *qp.Conn, data []byte) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := from.Write(data)
+		errc <- err
+	}()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(to, got); err != nil {
+		t.Fatalf("reading %d bytes: %v", len(data), err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("writing %d bytes: %v", len(data), err)
+	}
+	if sha256.Sum256(got) != sha256.Sum256(data) {
+		t.Fatalf("%d bytes arrived changed", len(data))
+	}
+}
+
+// waitPinned waits up to 5 s for ok(c.Pinned()).
+func waitPinned(t *testing.T, c *qp.Conn, ok func(int) bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p := c.Pinned()
+		if ok(p) {
+			t.Logf("%s: %d KiB", what, p>>10)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: still %d KiB pinned", what, p>>10)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkPinned checks that both ends pin within [lo, hi] bytes.
+func checkPinned(t *testing.T, what string, cli, srv *qp.Conn, lo, hi int) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		c    *qp.Conn
+	}{{"client", cli}, {"server", srv}} {
+		p := c.c.Pinned()
+		t.Logf("%s: %s pins %d KiB", what, c.name, p>>10)
+		if p < lo || p > hi {
+			t.Errorf("%s: %s pins %d KiB, want within [%d, %d] KiB", what, c.name, p>>10, lo>>10, hi>>10)
+		}
+	}
+}
