@@ -178,9 +178,13 @@ func (c *Conn) onEstablished() error {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
 	c.set(stEstablished)
-	c.rxArmedAt = time.Now() // before rxArmed, which orders it before the reader's look (rearm)
+	// What the reader's first re-arm reads and replaces (rearm), read
+	// and written before rxArmed is set: the handler loads it before it
+	// takes any data, which orders these before the reader's re-arm.
+	m := c.registerCmd()
+	c.rxArmedAt = time.Now()
 	c.rxArmed.Store(true)
-	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+	if err := c.sendCmd(m, true); err != nil {
 		return err
 	}
 	// Both sides send keepalives (libvalkey's client does not; valkey-server
