@@ -18,6 +18,7 @@ type RecvRing struct {
 	r       *Region       // the reader's own
 	size    atomic.Uint32 // r.Len(), for Wrote
 	written atomic.Uint32 // bytes the peer has written; advanced by Wrote
+	writes  atomic.Uint32 // the writes that wrote them
 	read    int           // bytes consumed; the reader's own
 }
 
@@ -45,6 +46,7 @@ func (q *RecvRing) Wrote(n uint32) error {
 		return fmt.Errorf("peer wrote %d bytes at offset %d of a %d-byte receive buffer", n, w, size)
 	}
 	q.written.Store(w + n)
+	q.writes.Store(q.writes.Load() + 1)
 	return nil
 }
 
@@ -55,8 +57,11 @@ func (q *RecvRing) Readable() []byte {
 	return q.r.Bytes()[q.read:q.written.Load()]
 }
 
-// Written is how many bytes the peer has written since the last Reset.
-func (q *RecvRing) Written() int { return int(q.written.Load()) }
+// Written is how many bytes the peer has written since the last Reset, and
+// in how many writes.
+func (q *RecvRing) Written() (bytes, writes int) {
+	return int(q.written.Load()), int(q.writes.Load())
+}
 
 // Consume marks n readable bytes as consumed (reader side) and reports
 // whether the whole buffer has now been consumed, when the caller must Reset
@@ -71,6 +76,7 @@ func (q *RecvRing) Consume(n int) (full bool) {
 func (q *RecvRing) Reset() {
 	q.read = 0
 	q.written.Store(0)
+	q.writes.Store(0)
 }
 
 // ResetTo empties a fully consumed buffer and puts r in its place (reader

@@ -11,5 +11,6 @@ func (c *Conn) RecvRoom() (room, size int) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	size = c.res.rx.Len()
-	return size - c.rxRing.Written(), size
+	written, _ := c.rxRing.Written()
+	return size - written, size
 }

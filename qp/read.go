@@ -131,12 +131,15 @@ func (c *Conn) consume(n int) error {
 
 // The receive buffer starts at rxStart (or RecvBufferSize, if smaller) and
 // changes size at a re-arm, the one point where the peer cannot be writing
-// into it: a buffer filled within rxGrowFill of its advertisement is
-// followed by one rxGrowth times larger, up to RecvBufferSize; one that took
-// longer than rxShrinkFill, by one rxGrowth times smaller, down to rxStart.
+// into it. A buffer filled by at most rxGrowWrites writes (the peer has
+// more to send than fits: a large value) or within rxGrowFill of its
+// advertisement is followed by one rxGrowth times larger, up to
+// RecvBufferSize; one whose fill took longer than rxShrinkFill, by one
+// rxGrowth times smaller, down to rxStart.
 const (
 	rxStart      = 64 << 10
 	rxGrowth     = 4
+	rxGrowWrites = 8
 	rxGrowFill   = 20 * time.Millisecond
 	rxShrinkFill = time.Second
 
@@ -155,13 +158,14 @@ func (c *Conn) rearm() {
 	now := time.Now()
 	fill := now.Sub(c.rxArmedAt)
 	c.rxArmedAt = now
+	_, writes := c.rxRing.Written()
 	cur := c.res.rx.Len()
 	size := cur
 	switch {
-	case fill < rxGrowFill && cur < c.opts.RecvBufferSize:
-		size = min(cur*rxGrowth, c.opts.RecvBufferSize)
-	case fill > rxShrinkFill && cur > rxStart:
-		size = max(cur/rxGrowth, rxStart)
+	case fill > rxShrinkFill:
+		size = max(cur/rxGrowth, min(rxStart, cur))
+	case writes <= rxGrowWrites || fill < rxGrowFill:
+		size = min(cur*rxGrowth, max(c.opts.RecvBufferSize, cur))
 	}
 	if size != cur {
 		if r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite); err == nil {
