@@ -19,8 +19,8 @@ type Options struct {
 	// smaller) and changes size when it is advertised anew, once the
 	// peer has filled it and it has been read: 4 times larger after a
 	// fill in at most 8 writes (a large value) or in less than 20 ms, up
-	// to this size; 4 times smaller after one that took more than 1 s,
-	// down to 64 KiB.
+	// to this size; else 4 times smaller after one that took more than
+	// 1 s, down to 64 KiB.
 	RecvBufferSize int
 	// MaxPeerBufferSize bounds the receive buffer a peer may advertise,
 	// and so the send staging memory it can make us register. 0 means

@@ -14,3 +14,7 @@ func (c *Conn) RecvRoom() (room, size int) {
 	written, _ := c.rxRing.Written()
 	return size - written, size
 }
+
+// Keepalive does what c's keepalive timer does: sends a keepalive and, if
+// the connection has been idle since the last one, shrinks its staging.
+func (c *Conn) Keepalive() { c.sendKeepalive() }

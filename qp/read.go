@@ -131,11 +131,12 @@ func (c *Conn) consume(n int) error {
 
 // The receive buffer starts at rxStart (or RecvBufferSize, if smaller) and
 // changes size at a re-arm, the one point where the peer cannot be writing
-// into it. A buffer filled by at most rxGrowWrites writes (the peer has
-// more to send than fits: a large value) or within rxGrowFill of its
-// advertisement is followed by one rxGrowth times larger, up to
-// RecvBufferSize; one whose fill took longer than rxShrinkFill, by one
-// rxGrowth times smaller, down to rxStart.
+// into it. A buffer filled by at most rxGrowWrites writes (the peer had
+// more to send than fits: a large value, however slow the link) or within
+// rxGrowFill of its advertisement is followed by one rxGrowth times
+// larger, up to RecvBufferSize; one filled by more writes over more than
+// rxShrinkFill (small messages, seldom), by one rxGrowth times smaller,
+// down to rxStart.
 const (
 	rxStart      = 64 << 10
 	rxGrowth     = 4
@@ -162,10 +163,10 @@ func (c *Conn) rearm() {
 	cur := c.res.rx.Len()
 	size := cur
 	switch {
-	case fill > rxShrinkFill:
-		size = max(cur/rxGrowth, min(rxStart, cur))
 	case writes <= rxGrowWrites || fill < rxGrowFill:
 		size = min(cur*rxGrowth, max(c.opts.RecvBufferSize, cur))
+	case fill > rxShrinkFill:
+		size = max(cur/rxGrowth, min(rxStart, cur))
 	}
 	if size != cur {
 		if r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite); err == nil {
