@@ -20,22 +20,23 @@ func BenchmarkRing(b *testing.B) {
 	}
 	defer region.Close()
 	recv := mr.NewRecvRing(region)
-	send := mr.NewSendRing(pd)
+	send := mr.NewSendRing(pd, bufLen, bufLen)
 	defer send.Close()
-	if err := send.Arm(region.Addr(), bufLen, region.RKey()); err != nil {
-		b.Fatal(err)
-	}
+	send.Arm(region.Addr(), bufLen, region.RKey())
+	var seq uint32
 	b.ReportAllocs()
 	for b.Loop() {
 		if send.Available() < size {
 			recv.Reset()
-			if err := send.Arm(region.Addr(), bufLen, region.RKey()); err != nil {
-				b.Fatal(err)
-			}
+			send.Arm(region.Addr(), bufLen, region.RKey())
 		}
-		p := send.Reserve(size)
+		p, ok, err := send.Reserve(size, seq) // every write before seq has completed
+		if err != nil || !ok {
+			b.Fatal(ok, err)
+		}
 		p[0] = 1
-		send.Commit(len(p))
+		send.Commit(len(p), seq)
+		seq++
 		if err := recv.Wrote(uint32(len(p))); err != nil {
 			b.Fatal(err)
 		}

@@ -28,8 +28,9 @@ const scaleRecvBuffer = 64 << 10
 // BenchmarkScaleIdle: one connection's 64-byte round trip while N other
 // connections to the same echo process stay open and idle. Besides the
 // latency it reports the CPU time of both processes per round trip
-// (cpu-µs/op), and per idle connection the file descriptors (fds/conn) and
-// the pinned memory (pinned-KiB/conn, from VmPin) of this process. Costs
+// (cpu-µs/op), and per idle connection the file descriptors (fds/conn) of
+// this process and the pinned memory of both (pinned-KiB/conn, from VmPin:
+// the client's and the server's ends together). Costs
 // that grow with idle connections show as the rows part.
 //
 // RDMAPOOL_SCALE_IDLE, a comma-separated list, replaces the idle counts.
@@ -54,7 +55,7 @@ func BenchmarkScaleIdle(b *testing.B) {
 				b.Fatal(err)
 			}
 			addr, pid := startEchoProcess(b, "rdma "+rdmatest.Addr(b).String())
-			fds0, pin0 := openFDs(b), pinnedBytes(b)
+			fds0, pin0 := openFDs(b), pinnedBytes(b, os.Getpid())+pinnedBytes(b, pid)
 			opened := time.Now()
 			for i := range idle {
 				c, err := qp.Dial(dialCtx(b), addr, opts)
@@ -63,7 +64,7 @@ func BenchmarkScaleIdle(b *testing.B) {
 				}
 				b.Cleanup(func() { c.Close() })
 			}
-			fds1, pin1 := openFDs(b), pinnedBytes(b)
+			fds1, pin1 := openFDs(b), pinnedBytes(b, os.Getpid())+pinnedBytes(b, pid)
 			if idle > 0 {
 				b.Logf("%d idle connections opened in %v", idle, time.Since(opened).Round(time.Millisecond))
 			}
@@ -80,6 +81,45 @@ func BenchmarkScaleIdle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkScalePinned: the memory pinned per connection with the default
+// options, both ends together (this process and the echo process, from
+// VmPin), with RDMAPOOL_SCALE_PINNED connections (50) open and idle, each
+// after one 64-byte round trip, so that its send staging is registered too.
+// The timed loop is that round trip on one of them.
+func BenchmarkScalePinned(b *testing.B) {
+	rdmatest.Require(b)
+	n := 50
+	if v := os.Getenv("RDMAPOOL_SCALE_PINNED"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("RDMAPOOL_SCALE_PINNED=%q: want a count of connections", v)
+		}
+	}
+	opts, err := rdmaOptions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr, pid := startEchoProcess(b, "rdma "+rdmatest.Addr(b).String())
+	pin := func() int64 { return pinnedBytes(b, os.Getpid()) + pinnedBytes(b, pid) }
+	pin0 := pin()
+	req, resp := make([]byte, 64), make([]byte, 64)
+	var conns []*qp.Conn
+	for i := range n {
+		c, err := qp.Dial(dialCtx(b), addr, opts)
+		if err != nil {
+			b.Fatalf("connection %d of %d: %v", i+1, n, err)
+		}
+		b.Cleanup(func() { c.Close() })
+		if err := echoOnce(c, req); err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	pin1 := pin()
+	testutil.BenchRoundTrips(b, conns[0], req, resp)
+	b.ReportMetric(float64(pin1-pin0)/1024/float64(n), "pinned-KiB/conn")
 }
 
 // TestScaleManyConns: N client connections to our server, in this process,
@@ -281,11 +321,11 @@ func openFDs(tb testing.TB) int {
 	return len(ents)
 }
 
-// pinnedBytes is this process's pinned memory (VmPin: pages that
+// pinnedBytes is process pid's pinned memory (VmPin: pages that
 // ibv_reg_mr holds), in bytes.
-func pinnedBytes(tb testing.TB) int64 {
+func pinnedBytes(tb testing.TB, pid int) int64 {
 	tb.Helper()
-	st, err := os.ReadFile("/proc/self/status")
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Fatal(err)
 	}

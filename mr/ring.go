@@ -8,21 +8,29 @@ import (
 // RecvRing is the receive buffer of a connection: a remotely writable Region
 // that the peer fills from offset 0 upwards with RDMA writes, and that the
 // reader drains in order. It never wraps: once the reader has consumed every
-// byte, the buffer is re-armed (Reset) and the peer told so.
+// byte, the buffer is re-armed (Reset, or ResetTo with another region) and
+// the peer told so.
 //
 // The peer's writes are reported with Wrote, from the completion handler; the
 // reader uses Readable and Consume. Those two sides may run on different
 // goroutines; each method says which side it belongs to.
 type RecvRing struct {
-	r       *Region
+	r       *Region       // the reader's own
+	size    atomic.Uint32 // r.Len(), for Wrote
 	written atomic.Uint32 // bytes the peer has written; advanced by Wrote
+	writes  atomic.Uint32 // the writes that wrote them
 	read    int           // bytes consumed; the reader's own
 }
 
 // NewRecvRing wraps a region (registered with LocalWrite|RemoteWrite).
-func NewRecvRing(r *Region) *RecvRing { return &RecvRing{r: r} }
+func NewRecvRing(r *Region) *RecvRing {
+	q := &RecvRing{r: r}
+	q.size.Store(uint32(r.Len()))
+	return q
+}
 
-// Region returns the ring's memory, to advertise its address, length and key.
+// Region returns the ring's memory, to advertise its address, length and key
+// (reader side).
 func (q *RecvRing) Region() *Region { return q.r }
 
 // Wrote records that the peer wrote n more bytes (completion side). It fails,
@@ -33,11 +41,12 @@ func (q *RecvRing) Wrote(n uint32) error {
 	if n == 0 {
 		return nil
 	}
-	w := q.written.Load()
-	if uint64(w)+uint64(n) > uint64(q.r.Len()) {
-		return fmt.Errorf("peer wrote %d bytes at offset %d of a %d-byte receive buffer", n, w, q.r.Len())
+	w, size := q.written.Load(), q.size.Load()
+	if uint64(w)+uint64(n) > uint64(size) {
+		return fmt.Errorf("peer wrote %d bytes at offset %d of a %d-byte receive buffer", n, w, size)
 	}
 	q.written.Store(w + n)
+	q.writes.Store(q.writes.Load() + 1)
 	return nil
 }
 
@@ -46,6 +55,12 @@ func (q *RecvRing) Wrote(n uint32) error {
 // cannot write there again before Reset.
 func (q *RecvRing) Readable() []byte {
 	return q.r.Bytes()[q.read:q.written.Load()]
+}
+
+// Written is how many bytes the peer has written since the last Reset, and
+// in how many writes.
+func (q *RecvRing) Written() (bytes, writes int) {
+	return int(q.written.Load()), int(q.writes.Load())
 }
 
 // Consume marks n readable bytes as consumed (reader side) and reports
@@ -61,42 +76,91 @@ func (q *RecvRing) Consume(n int) (full bool) {
 func (q *RecvRing) Reset() {
 	q.read = 0
 	q.written.Store(0)
+	q.writes.Store(0)
 }
 
-// SendRing is the local staging area for writes into the peer's receive
-// buffer. Its offsets mirror the peer's: the bytes at offset o are written to
-// the peer's buffer at offset o, so like the peer's buffer it never wraps and
-// is re-armed when the peer has consumed it all. It is not safe for
-// concurrent use; the connection serialises its writers.
+// ResetTo empties a fully consumed buffer and puts r in its place (reader
+// side), before the peer is told of r. The old region is the caller's to
+// close: the peer, having filled it, writes no more into it.
+func (q *RecvRing) ResetTo(r *Region) {
+	q.r = r
+	q.size.Store(uint32(r.Len()))
+	q.Reset()
+}
+
+// memory is what a SendRing stages into: a Region, or plain memory in tests.
+type memory interface {
+	Bytes() []byte
+	Addr() uint64
+	LKey() uint32
+	Close() error
+}
+
+// SendRing is the local staging memory for writes into the peer's receive
+// buffer, sized to the bytes in flight rather than to the peer's buffer.
+//
+// The peer's buffer (Arm) is written from offset 0 upwards and never wraps,
+// as the protocol has it. The staging memory is a ring of its own: a
+// Reserve and Commit of n bytes take n contiguous local bytes, which the RDMA
+// write posted for them reads, and which are reusable once that write has
+// completed. Completions are given as the send queue's done sequence number
+// (every WR before it has completed, on an RC QP in order): Commit is told
+// the sequence number of the write it is for.
+//
+// The ring starts at a minimum size and grows, registering a bigger region,
+// when a reservation finds too little room, up to the smaller of its maximum
+// and the peer's buffer; a region given up keeps its registration until its
+// writes have completed. Shrink, called from time to time, goes back to the
+// minimum when the ring was idle. It is not safe for concurrent use; the
+// connection serialises its writers.
 type SendRing struct {
-	pd     PD
-	r      *Region // local staging, at least the peer's length; nil until armed
-	remote uint64  // peer's buffer address
-	length uint32  // peer's buffer length
+	register func(size int) (memory, error)
+	min, max int
+
+	m          memory // the staging memory; nil until the first Reserve
+	size       int    // len(m.Bytes())
+	head, tail uint64 // virtual offsets (position = offset % size): [tail, head) is in flight
+	spans      []span // the writes in flight in m, oldest first, from spans[first]
+	first      int
+	retired    []retiredMem // regions given up by a growth, their writes in flight
+	resPos     int          // the position of the last Reserve
+	resStart   uint64       // its virtual offset (past any skipped end of the ring)
+	active     bool         // a Commit since the last Shrink
+
+	remote uint64 // peer's buffer address
+	length uint32 // peer's buffer length
 	rkey   uint32
 	off    uint32
 }
 
-// NewSendRing returns an unarmed ring whose staging memory will be registered
-// with pd.
-func NewSendRing(pd PD) *SendRing { return &SendRing{pd: pd} }
+// span is a write in flight: its send sequence number, and the virtual
+// offset just past its bytes.
+type span struct {
+	seq uint32
+	end uint64
+}
 
-// Arm points the ring at the peer's buffer (a RegisterXferMemory message) and
-// starts again at offset 0, growing the staging area if the peer's buffer
-// grew.
-func (s *SendRing) Arm(addr uint64, length, rkey uint32) error {
-	if s.r == nil || s.r.Len() < int(length) {
-		r, err := Register(s.pd, int(length), 0) // local read only: the NIC reads it for RDMA writes
-		if err != nil {
-			return err
-		}
-		if s.r != nil {
-			s.r.Close()
-		}
-		s.r = r
-	}
+type retiredMem struct {
+	m   memory
+	seq uint32 // the last write that read it
+}
+
+// NewSendRing returns an unarmed ring whose staging memory will be
+// registered with pd: min bytes at first (or the peer's buffer length if
+// smaller), at most max.
+func NewSendRing(pd PD, min, max int) *SendRing {
+	return newSendRing(func(size int) (memory, error) { return Register(pd, size, 0) }, min, max) // local read only: the NIC reads it for RDMA writes
+}
+
+func newSendRing(register func(int) (memory, error), min, max int) *SendRing {
+	return &SendRing{register: register, min: min, max: max}
+}
+
+// Arm points the ring at the peer's buffer (a RegisterXferMemory message)
+// and starts again at its offset 0. The staging memory stays as it is: bytes
+// still in flight keep their place until their writes complete.
+func (s *SendRing) Arm(addr uint64, length, rkey uint32) {
 	s.remote, s.length, s.rkey, s.off = addr, length, rkey, 0
-	return nil
 }
 
 // Armed reports whether the peer has told where to write.
@@ -105,31 +169,194 @@ func (s *SendRing) Armed() bool { return s.length != 0 }
 // Available is how many bytes may be written before the peer re-arms.
 func (s *SendRing) Available() int { return int(s.length - s.off) }
 
-// Reserve returns staging memory for up to n bytes at the current offset, or
-// less when the peer's buffer has less room. The slice is valid until the
-// next Commit or Arm; fill it, then Commit what was filled.
-func (s *SendRing) Reserve(n int) []byte {
-	if a := s.Available(); n > a {
-		n = a
+// Pinned is the staging memory registered now, given up regions included.
+func (s *SendRing) Pinned() int {
+	n := s.size
+	for _, r := range s.retired {
+		n += len(r.m.Bytes())
 	}
-	return s.r.Bytes()[s.off : s.off+uint32(n)]
+	return n
 }
 
-// Commit advances the offset by n reserved bytes and returns what an RDMA
-// write of them needs: the local address and key, and the remote address and
-// key.
-func (s *SendRing) Commit(n int) (local uint64, lkey uint32, remote uint64, rkey uint32) {
-	local, remote = s.r.Addr()+uint64(s.off), s.remote+uint64(s.off)
+// limit is the most staging memory the ring may have now.
+func (s *SendRing) limit() int { return max(min(s.max, int(s.length)), 1) }
+
+// base is the size the ring starts with and shrinks back to.
+func (s *SendRing) base() int { return min(s.min, s.limit()) }
+
+// reclaim frees the bytes of the writes completed before done, and the
+// given-up regions whose writes have all completed.
+func (s *SendRing) reclaim(done uint32) {
+	for s.first < len(s.spans) && int32(done-s.spans[s.first].seq) > 0 {
+		s.tail = s.spans[s.first].end
+		s.first++
+	}
+	switch {
+	case s.first == len(s.spans):
+		s.spans, s.first = s.spans[:0], 0
+		s.head, s.tail = 0, 0
+	case s.first >= 256 && 2*s.first >= len(s.spans):
+		s.spans = s.spans[:copy(s.spans, s.spans[s.first:])]
+		s.first = 0
+	}
+	if len(s.retired) == 0 {
+		return
+	}
+	kept := s.retired[:0]
+	for _, r := range s.retired {
+		if int32(done-r.seq) > 0 {
+			r.m.Close()
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.retired[len(kept):])
+	s.retired = kept
+}
+
+// replace makes m the staging memory; the old one is closed, or kept until
+// the last write that reads it has completed.
+func (s *SendRing) replace(m memory) {
+	if s.m != nil {
+		if s.first < len(s.spans) {
+			s.retired = append(s.retired, retiredMem{m: s.m, seq: s.spans[len(s.spans)-1].seq})
+		} else {
+			s.m.Close()
+		}
+	}
+	s.m, s.size = m, len(m.Bytes())
+	s.spans, s.first = s.spans[:0], 0
+	s.head, s.tail = 0, 0
+}
+
+// fit finds contiguous free room for want bytes, or the most there is: its
+// position, its virtual offset and how many bytes it holds.
+func (s *SendRing) fit(want int) (pos int, start uint64, got int) {
+	used := int(s.head - s.tail)
+	if used == s.size {
+		return 0, 0, 0
+	}
+	h, t := int(s.head%uint64(s.size)), int(s.tail%uint64(s.size))
+	endPiece, startPiece := s.size-h, 0 // [h, size) then [0, t)
+	if used > 0 && h < t {
+		endPiece = t - h
+	} else if used > 0 {
+		startPiece = t
+	}
+	skip := s.head + uint64(s.size-h) // the next lap's position 0
+	switch {
+	case endPiece >= want:
+		return h, s.head, want
+	case startPiece >= want:
+		return 0, skip, want
+	case endPiece >= startPiece:
+		return h, s.head, endPiece
+	default:
+		return 0, skip, startPiece
+	}
+}
+
+// Reserve returns staging memory for up to n bytes, less when the peer's
+// buffer or the ring has less room, taking done, the send queue's done
+// sequence number, to reuse the bytes of completed writes. ok false means
+// wait: writes are in flight, and one that is signalled will free room. The
+// slice is valid until the next Commit; fill it, then Commit what was
+// filled. The error is that of registering the first staging memory; a
+// failed growth only leaves the ring as it was.
+func (s *SendRing) Reserve(n int, done uint32) (b []byte, ok bool, err error) {
+	s.reclaim(done)
+	want := min(n, s.Available())
+	if s.m == nil {
+		size := s.base()
+		if want > size {
+			size = s.grownSize(want)
+		}
+		m, err := s.register(size)
+		if err != nil {
+			return nil, false, err
+		}
+		s.replace(m)
+	}
+	if want <= 0 {
+		s.resPos, s.resStart = 0, s.head
+		return s.m.Bytes()[:0], true, nil
+	}
+	pos, start, got := s.fit(want)
+	if got < want && s.size < s.limit() {
+		if m, err := s.register(s.grownSize(want)); err == nil {
+			s.replace(m)
+			pos, start, got = s.fit(want)
+		}
+	}
+	// Waiting is safe only with a signalled write in flight: with less
+	// than a quarter free in one piece, at least half the ring is in
+	// flight, and the last Commit, which left at least that much, was
+	// signalled (Commit).
+	if got < want && got < s.size/4 {
+		return nil, false, nil
+	}
+	s.resPos, s.resStart = pos, start
+	return s.m.Bytes()[pos : pos+got], true, nil
+}
+
+// grownSize is the size of the region a growth for want bytes registers.
+func (s *SendRing) grownSize(want int) int {
+	size := max(s.size*2, s.base())
+	for size < want {
+		size *= 2
+	}
+	return min(size, s.limit())
+}
+
+// Commit takes n bytes of the last Reserve for the write with send sequence
+// number seq, which is posted next, and returns what it needs: the local
+// address and key, the remote address and key, and whether it must be
+// signalled (when it leaves half the ring or more in flight, so that a
+// Reserve that waits for room always has a signalled write to wait for).
+func (s *SendRing) Commit(n int, seq uint32) (local uint64, lkey uint32, remote uint64, rkey uint32, signal bool) {
+	local, remote = s.m.Addr()+uint64(s.resPos), s.remote+uint64(s.off)
 	s.off += uint32(n)
-	return local, s.r.LKey(), remote, s.rkey
+	s.head = s.resStart + uint64(n)
+	s.resStart = s.head
+	s.resPos += n
+	s.spans = append(s.spans, span{seq: seq, end: s.head})
+	s.active = true
+	return local, s.m.LKey(), remote, s.rkey, 2*(s.head-s.tail) >= uint64(s.size)
 }
 
-// Close releases the staging memory.
-func (s *SendRing) Close() error {
-	if s.r == nil {
-		return nil
+// Shrink goes back to the base size when no Commit came since the last
+// Shrink and every write has completed (done as for Reserve). It reports
+// whether it changed the staging memory; a failed registration of the
+// smaller region leaves the ring as it was.
+func (s *SendRing) Shrink(done uint32) bool {
+	s.reclaim(done)
+	idle := !s.active
+	s.active = false
+	if !idle || s.m == nil || s.size <= s.base() || s.head != s.tail || len(s.retired) > 0 {
+		return false
 	}
-	err := s.r.Close()
-	s.r = nil
+	m, err := s.register(s.base())
+	if err != nil {
+		return false
+	}
+	s.replace(m)
+	return true
+}
+
+// Close releases the staging memory, given-up regions included.
+func (s *SendRing) Close() error {
+	var err error
+	for _, r := range s.retired {
+		if e := r.m.Close(); err == nil {
+			err = e
+		}
+	}
+	s.retired = nil
+	if s.m != nil {
+		if e := s.m.Close(); err == nil {
+			err = e
+		}
+		s.m, s.size = nil, 0
+	}
 	return err
 }

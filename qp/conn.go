@@ -48,12 +48,13 @@ type Conn struct {
 	remote  Addr
 
 	// Read side: rmu serialises readers and is held by a Lease.
-	rmu      sync.Mutex
-	rxNotify chan struct{} // signalled when data arrives or the state changes
-	rxArmed  atomic.Bool   // our RegisterXferMemory was sent
-	readDL   deadline.Deadline
-	rxPassed time.Duration // a waiting reader last let the netpoller run (spinwait.Now; see spin)
-	leased   int           // the length of the slice Lease returned (rmu)
+	rmu       sync.Mutex
+	rxNotify  chan struct{} // signalled when data arrives or the state changes
+	rxArmed   atomic.Bool   // our RegisterXferMemory was sent
+	rxArmedAt time.Time     // when the receive buffer was last advertised (rmu, after onEstablished)
+	readDL    deadline.Deadline
+	rxPassed  time.Duration // a waiting reader last let the netpoller run (spinwait.Now; see spin)
+	leased    int           // the length of the slice Lease returned (rmu)
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -152,7 +153,7 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
+	res, err := newResources(c.t, c.id, min(rxStart, c.opts.RecvBufferSize))
 	if err != nil {
 		return err
 	}
@@ -177,8 +178,13 @@ func (c *Conn) onEstablished() error {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
 	c.set(stEstablished)
+	// What the reader's first re-arm reads and replaces (rearm), read
+	// and written before rxArmed is set: the handler loads it before it
+	// takes any data, which orders these before the reader's re-arm.
+	m := c.registerCmd()
+	c.rxArmedAt = time.Now()
 	c.rxArmed.Store(true)
-	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+	if err := c.sendCmd(m, true); err != nil {
 		return err
 	}
 	// Both sides send keepalives (libvalkey's client does not; valkey-server
@@ -205,7 +211,35 @@ func (c *Conn) sendKeepalive() {
 		c.fail(err)
 		return
 	}
+	c.shrinkStaging()
 	c.keepalive.Load().Reset(c.opts.KeepaliveInterval)
+}
+
+// shrinkStaging gives the send staging memory back to its base size when no
+// write came since the last keepalive and every write has completed (the
+// keepalive just sent, always signalled, tells of those before it by the
+// next one). A writer, or a held reservation, holds wmu: then it is not idle.
+func (c *Conn) shrinkStaging() {
+	if !c.wmu.TryLock() {
+		return
+	}
+	defer c.wmu.Unlock()
+	if !c.is(stClosing) { // teardown frees res under wmu, after setting stClosing
+		c.res.tx.Shrink(c.sqDone.Load())
+	}
+}
+
+// pinned is the registered memory of the connection: command slots, the
+// receive buffer and the send staging.
+func (c *Conn) pinned() int {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.res == nil || c.is(stClosing) {
+		return 0
+	}
+	return c.res.cmd.Len() + c.res.rx.Len() + c.res.tx.Pinned()
 }
 
 // Healthy reports, without blocking, whether the connection is open, its

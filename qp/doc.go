@@ -16,6 +16,15 @@
 // Close does not take memory from a held Lease or Reserve: it is freed at
 // Release or Commit.
 //
+// Registered memory follows the data: a new connection with the default
+// Options pins at most 192 KiB (64 KiB each of control slots, receive
+// buffer and send staging). The send staging holds the bytes of writes in
+// flight, grows up to the peer's buffer, and shrinks back when the
+// connection has not written for a keepalive interval. The receive buffer
+// grows, up to Options.RecvBufferSize, and shrinks, only when it is
+// advertised anew after the peer filled it: one that grew keeps its size
+// while the connection is idle.
+//
 // Errors are *net.OpError values. Inside them: loader.ErrUnavailable when the
 // RDMA libraries cannot be loaded (always, off Linux); syscall.ECONNREFUSED
 // and syscall.EHOSTUNREACH from Dial; os.ErrDeadlineExceeded, a Timeout,

@@ -12,14 +12,23 @@ import (
 // Options configure Dial and Listen. The zero value (or nil) gives the
 // Valkey peers' defaults.
 type Options struct {
-	// RecvBufferSize is the size of the receive buffer this side
-	// advertises to its peer: the most the peer can send before we have
-	// read it all. 0 means 1 MiB, as valkey-server and libvalkey use.
-	// Between 4 KiB and 256 MiB.
+	// RecvBufferSize is the largest receive buffer this side advertises
+	// to its peer: the most the peer can send before we have read it
+	// all. 0 means 1 MiB, as valkey-server and libvalkey use. Between
+	// 4 KiB and 256 MiB. The buffer starts at 64 KiB (or this, if
+	// smaller) and changes size when it is advertised anew, once the
+	// peer has filled it and it has been read: 4 times larger after a
+	// fill in at most 8 writes (a large value) or in less than 20 ms, up
+	// to this size; else 4 times smaller after one that took more than
+	// 1 s, down to 64 KiB.
 	RecvBufferSize int
 	// MaxPeerBufferSize bounds the receive buffer a peer may advertise,
 	// and so the send staging memory it can make us register. 0 means
-	// 16 MiB, valkey-server's largest rdma-rx-size.
+	// 16 MiB, valkey-server's largest rdma-rx-size. The staging memory
+	// follows the bytes in flight, not the peer's buffer: it starts at
+	// 64 KiB (or the peer's buffer, if smaller), grows when a write
+	// finds too little room, up to the peer's buffer, and shrinks back
+	// after a keepalive interval without writes.
 	MaxPeerBufferSize int
 	// KeepaliveInterval is how often a connection sends a keepalive; 0
 	// means 3 s, as valkey-server does. Client connections send them too

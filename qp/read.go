@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
+
+	"github.com/seed54442f1a/rdmapool/mr"
 )
 
 // Read reads received data into p.
@@ -111,10 +114,11 @@ func (c *Conn) consume(n int) error {
 	if !c.rxRing.Consume(n) {
 		return nil
 	}
-	c.rxRing.Reset()
 	if c.is(stPeerClosed) || c.is(stClosing) {
+		c.rxRing.Reset()
 		return nil
 	}
+	c.rearm()
 	if err := c.sendCmd(c.registerCmd(), true); err != nil {
 		if err == errQPDown {
 			return nil // the peer is gone: the next Read says so (io.EOF)
@@ -123,4 +127,55 @@ func (c *Conn) consume(n int) error {
 		return c.opError("read", err)
 	}
 	return nil
+}
+
+// The receive buffer starts at rxStart (or RecvBufferSize, if smaller) and
+// changes size at a re-arm, the one point where the peer cannot be writing
+// into it. A buffer filled by at most rxGrowWrites writes (the peer had
+// more to send than fits: a large value, however slow the link) or within
+// rxGrowFill of its advertisement is followed by one rxGrowth times
+// larger, up to RecvBufferSize; one filled by more writes over more than
+// rxShrinkFill (small messages, seldom), by one rxGrowth times smaller,
+// down to rxStart.
+const (
+	rxStart      = 64 << 10
+	rxGrowth     = 4
+	rxGrowWrites = 8
+	rxGrowFill   = 20 * time.Millisecond
+	rxShrinkFill = time.Second
+
+	// txStagingMin is the send staging memory a connection starts with
+	// and shrinks back to when idle (mr.SendRing).
+	txStagingMin = 64 << 10
+)
+
+// rearm empties the fully consumed receive buffer (rmu held), in a region
+// of another size if the last fill says so, before it is advertised anew.
+// The old region can go at once: the peer filled it, so every write into
+// it has completed (its completion told us of the bytes we read), and it
+// writes again only where our next RegisterXferMemory points. A failed
+// registration keeps the old region.
+func (c *Conn) rearm() {
+	now := time.Now()
+	fill := now.Sub(c.rxArmedAt)
+	c.rxArmedAt = now
+	_, writes := c.rxRing.Written()
+	cur := c.res.rx.Len()
+	size := cur
+	switch {
+	case writes <= rxGrowWrites || fill < rxGrowFill:
+		size = min(cur*rxGrowth, max(c.opts.RecvBufferSize, cur))
+	case fill > rxShrinkFill:
+		size = max(cur/rxGrowth, min(rxStart, cur))
+	}
+	if size != cur {
+		if r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite); err == nil {
+			old := c.res.rx
+			c.res.rx = r
+			c.rxRing.ResetTo(r)
+			old.Close()
+			return
+		}
+	}
+	c.rxRing.Reset()
 }

@@ -82,9 +82,10 @@ type resources struct {
 	cq      verbs.Ptr[verbs.CQ]
 	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
+	mpd     mr.PD        // pd, to register memory with
 	cmd     *mr.Region   // 2048 control-message slots, local only
-	rx      *mr.Region   // the receive buffer, the only remotely writable memory
-	tx      *mr.SendRing // staging for writes into the peer's receive buffer
+	rx      *mr.Region   // the receive buffer now advertised, the only remotely writable memory (replaced at a re-arm, under rmu)
+	tx      *mr.SendRing // staging for writes into the peer's receive buffer (wmu)
 	scratch scratch
 	poller  cq.Poller // inline polls of cq, into scratch.inlineWCs
 	device  string    // the device's name, for removals (removal.go)
@@ -134,13 +135,14 @@ func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *reso
 	r.qp = verbs.IDQP(id)
 	r.ops = verbs.QPOps(r.qp)
 	pd := mr.NewPD(r.pd)
+	r.mpd = pd
 	if r.cmd, err = mr.Register(pd, (recvSlots+sendSlots)*cmdSize, mr.LocalWrite); err != nil {
 		return nil, err
 	}
 	if r.rx, err = mr.Register(pd, rxSize, mr.LocalWrite|mr.RemoteWrite); err != nil {
 		return nil, err
 	}
-	r.tx = mr.NewSendRing(pd)
+	r.tx = mr.NewSendRing(pd, txStagingMin, maxRecvBuffer) // the peer's length, at most MaxPeerBufferSize, bounds it
 	if err = r.scratch.alloc(t); err != nil {
 		return nil, err
 	}

@@ -32,13 +32,14 @@ func (c *Conn) sqFree() int {
 	return sqDepth - max(int(int32(c.sqPosted.Load()-done)), 0)
 }
 
-// postLocked posts one send WR (smu held). It signals every signalInterval
+// postLocked posts one send WR (smu held). It signals when asked (the send
+// staging memory asks when half of it is in flight), every signalInterval
 // WRs, every control SEND (its command slot is then known to be free), and
 // whenever half the queue is outstanding, so a full queue always has a
 // signaled WR in flight.
-func (c *Conn) postLocked(opcode uint32, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
+func (c *Conn) postLocked(opcode uint32, signal bool, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
 	seq := c.sqPosted.Load()
-	signaled := opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
+	signaled := signal || opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
 	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
 	if err := c.res.postSend(c.reg.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
 		c.sqPosted.Store(seq)
@@ -79,7 +80,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 func (c *Conn) postCmdLocked(m cmd) error {
 	slot := recvSlots + c.sqPosted.Load()%sendSlots
 	m.encode(c.res.cmdSlot(slot))
-	return c.postLocked(opcodeSend, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+	return c.postLocked(opcodeSend, true, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }
 
 func htonl(v uint32) uint32 {

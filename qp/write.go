@@ -32,7 +32,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 }
 
 // Reserve waits until the peer has room and returns registered send memory
-// for up to n bytes (less if the peer's buffer has less room). Fill it, then
+// for up to n bytes (less if the peer's buffer or the staging memory has
+// less room). Fill it, then
 // call Commit with the number of bytes filled; until then the slice is valid
 // and other writes wait.
 func (c *Conn) Reserve(n int) ([]byte, error) {
@@ -81,16 +82,22 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		}
 		if g := c.armGen.Load(); g != c.txGen {
 			lk := c.armLenKey.Load()
-			if err := c.res.tx.Arm(c.armAddr.Load(), uint32(lk>>32), uint32(lk)); err != nil {
-				c.fail(err)
-				return nil, c.opError("write", err)
-			}
+			c.res.tx.Arm(c.armAddr.Load(), uint32(lk>>32), uint32(lk))
 			c.txGen = g
 		}
 		tx := c.res.tx
 		down := c.is(stQPDown)
 		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
-			return tx.Reserve(n), nil
+			b, ok, err := tx.Reserve(n, c.sqDone.Load())
+			if err != nil {
+				c.fail(err)
+				return nil, c.opError("write", err)
+			}
+			if ok {
+				return b, nil
+			}
+			// The staging memory is full of writes in flight: wait
+			// for a completion, as for send-queue space.
 		}
 		if !down && c.spinPoll(&sp) {
 			continue
@@ -113,7 +120,6 @@ func (c *Conn) writeErr() error {
 
 // commit posts an RDMA_WRITE_WITH_IMM of n reserved bytes, imm = n.
 func (c *Conn) commit(n int) error {
-	local, lkey, remote, rkey := c.res.tx.Commit(n)
 	c.smu.Lock()
 	if c.is(stClosing) {
 		// Close's linger waits for the WRs posted before its marker,
@@ -122,7 +128,9 @@ func (c *Conn) commit(n int) error {
 		c.smu.Unlock()
 		return c.opError("write", c.endErr())
 	}
-	err := c.postLocked(opcodeWrite, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
+	// Under smu the next sequence number is this write's.
+	local, lkey, remote, rkey, signal := c.res.tx.Commit(n, c.sqPosted.Load())
+	err := c.postLocked(opcodeWrite, signal, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
 	c.smu.Unlock()
 	if err != nil {
 		c.fail(err)
