@@ -27,6 +27,9 @@ const spinEnv = "RDMAPOOL_BENCH_SPINWAIT"
 // the RDMA connections (the child inherits it); unset, the default.
 const recvEnv = "RDMAPOOL_BENCH_RECVBUF"
 
+// keepaliveEnv sets both ends' Options.KeepaliveInterval.
+const keepaliveEnv = "RDMAPOOL_BENCH_KEEPALIVE"
+
 // rdmaOptions are the options of both ends of an RDMA connection.
 func rdmaOptions() (*qp.Options, error) {
 	var opts qp.Options
@@ -43,6 +46,13 @@ func rdmaOptions() (*qp.Options, error) {
 			return nil, fmt.Errorf("%s: %w", recvEnv, err)
 		}
 		opts.RecvBufferSize = n
+	}
+	if v := os.Getenv(keepaliveEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", keepaliveEnv, err)
+		}
+		opts.KeepaliveInterval = d
 	}
 	return &opts, nil
 }

@@ -24,7 +24,8 @@ func (r *Reactor) run() {
 	defer r.shutdown()
 
 	events := make([]unix.EpollEvent, 64)
-	lastWork := time.Now()
+	r.epoch = time.Now()
+	lastWork := r.epoch
 	lastPass := lastWork // when the reactor last parked in the netpoller
 	spins, busy := 0, 0
 	for {
@@ -75,7 +76,7 @@ func (r *Reactor) run() {
 		// last poll and arming raised no event.
 		// A CQ whose owner was polling it is not known to be empty: do not
 		// sleep on it.
-		if n, skipped := r.armAndCool(0); n > 0 || skipped {
+		if n, skipped := r.armAndCool(0, 0); n > 0 || skipped {
 			lastWork, spins = time.Time{}, 0
 			if n > 0 {
 				yieldThread()
@@ -151,19 +152,35 @@ func (r *Reactor) peekEvents(events []unix.EpollEvent) {
 	r.handleEvents(events[:n])
 }
 
-// coolAfter is how many empty polls in a row make a hot CQ a candidate to
-// go cold while the reactor is busy with others (coolIdle): a few hundred
-// microseconds, so that a connection between two round trips stays hot.
-const coolAfter = 1024
+// A hot CQ becomes a candidate to go cold while the reactor is busy with
+// others (coolIdle) after coolAfter empty polls in a row or coolTime
+// without a completion, whichever comes first. coolAfter polls are a few
+// hundred microseconds on a NIC; coolTime bounds the same where each poll
+// is slow (soft-RoCE under emulation) or the poll list is long. Without the
+// time bound, the CQs that a keepalive woke stayed hot for 1,024 turns of a
+// busy reactor, each turn polling all of them: with 400 idle connections
+// the hot list grew faster than it cooled, and one connection's round trip
+// cost four times the CPU it did with none.
+const (
+	coolAfter = 1024
+	coolTime  = 500 * time.Microsecond
+)
 
 // coolIdle arms and polls, to make cold, the hot CQs that found nothing in
-// their last coolAfter polls, so that under load the poll list holds the
-// CQs with work, not every one that had some since the reactor last slept.
+// their last coolAfter polls or for coolTime, so that under load the poll
+// list holds the CQs with work, not every one that had some since the
+// reactor last slept.
 func (r *Reactor) coolIdle() {
 	if len(r.hot) < 2 {
 		return // the sleep path arms it, as it always did
 	}
-	r.armAndCool(coolAfter)
+	now := int64(time.Since(r.epoch))
+	for _, s := range r.hot {
+		if e := &r.entries[s]; e.emptyRun > 0 && e.emptyFrom == 0 {
+			e.emptyFrom = now
+		}
+	}
+	r.armAndCool(coolAfter, now-int64(coolTime))
 }
 
 // passIfDue lets the Go netpoller run (package internal/netpass) when
@@ -224,7 +241,7 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 			r.empty.Add(1)
 			e.emptyRun++
 		} else {
-			e.emptyRun = 0
+			e.emptyRun, e.emptyFrom = 0, 0
 			total += n
 			r.completions.Add(uint64(n))
 			r.dispatch(completions(r.wcs, n))

@@ -30,6 +30,10 @@ type entry struct {
 	// an idle CQ costs no poll and no arm.
 	hot      bool
 	emptyRun uint32 // the hot CQ's polls in a row that found nothing
+	// emptyFrom is when coolIdle first saw the current run of empty
+	// polls (on the reactor's clock, since epoch); 0 while it has not,
+	// and after each poll that found completions.
+	emptyFrom int64
 }
 
 // channel is a completion channel in the reactor's epoll set, with the
@@ -73,6 +77,7 @@ type Reactor struct {
 	evOut        verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
 
 	woken atomic.Bool // a wake's eventfd write is pending; see wake
+	epoch time.Time   // the reactor's clock: entry.emptyFrom counts from it
 
 	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
 	cqs, hotCQs, channels                                       atomic.Int64
@@ -311,7 +316,7 @@ func without(list []uint32, v uint32) []uint32 {
 func (r *Reactor) makeHot(slot uint32) {
 	e := &r.entries[slot]
 	if !e.hot {
-		e.hot, e.emptyRun = true, 0
+		e.hot, e.emptyRun, e.emptyFrom = true, 0, 0
 		r.hot = append(r.hot, slot)
 		r.hotCQs.Add(1)
 	}

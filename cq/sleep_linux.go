@@ -88,16 +88,18 @@ func (r *Reactor) drainEvents(fd int32) {
 }
 
 // armAndCool arms each hot CQ that has a channel and has found nothing in
-// its last minEmpty polls, except those whose owner polls them (see
-// Inline), and polls it once more: a completion that came before the arm
+// its last minEmpty polls, or since emptyBy (emptyFrom at or before it, when
+// emptyBy > 0), except those whose owner polls them (see Inline), and
+// polls it once more: a completion that came before the arm
 // raised no event. A CQ found empty then goes cold: it leaves the poll
 // list until its event comes. It returns the completions those polls
 // found, and whether a CQ was skipped because its owner held its lock.
-func (r *Reactor) armAndCool(minEmpty uint32) (total int, skipped bool) {
+func (r *Reactor) armAndCool(minEmpty uint32, emptyBy int64) (total int, skipped bool) {
 	for i := 0; i < len(r.hot); i++ {
 		s := r.hot[i]
 		e := &r.entries[s]
-		if e.channel.IsNil() || e.emptyRun < minEmpty {
+		idle := e.emptyRun >= minEmpty || (emptyBy > 0 && e.emptyRun > 0 && e.emptyFrom != 0 && e.emptyFrom <= emptyBy)
+		if e.channel.IsNil() || !idle {
 			continue
 		}
 		if in := e.inline; in != nil {
@@ -120,7 +122,7 @@ func (r *Reactor) armAndCool(minEmpty uint32) (total int, skipped bool) {
 		}
 		if n > 0 {
 			// Armed, and polled after: the arm stands, the CQ stays hot.
-			e.emptyRun = 0
+			e.emptyRun, e.emptyFrom = 0, 0
 			total += n
 			r.completions.Add(uint64(n))
 			r.dispatch(completions(r.wcs, n))
