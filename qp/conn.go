@@ -132,7 +132,7 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 		heldNotify: make(chan struct{}, 1),
 		readDL:     deadline.New(),
 		writeDL:    deadline.New(),
-		repost:     make([]uint32, 0, recvSlots),
+		repost:     make([]uint32, 0, opts.QueueDepth),
 		done:       make(chan struct{}),
 		evDone:     make(chan struct{}),
 		torndown:   make(chan struct{}),
@@ -141,7 +141,18 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 
 // setup creates the verbs resources on the connection's id, registers its CQ
 // with a reactor and posts every receive, before connect or accept.
+// setup makes the connection's resources, QP included, and posts every
+// receive: prepare, then setupQP.
 func (c *Conn) setup() error {
+	if err := c.prepare(); err != nil {
+		return err
+	}
+	return c.setupQP()
+}
+
+// prepare makes the resources but the QP, which need only the device (the
+// id's address resolved), and registers the CQ with the reactor.
+func (c *Conn) prepare() error {
 	c.h = &completions{c: c}
 	var err error
 	if c.opts.Reactor != nil {
@@ -152,7 +163,7 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize)
+	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize, c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}
@@ -162,11 +173,19 @@ func (c *Conn) setup() error {
 		return err
 	}
 	c.added = true
-	slots := make([]uint32, recvSlots)
+	return nil
+}
+
+// setupQP creates the QP (the id's route resolved) and posts every receive.
+func (c *Conn) setupQP() error {
+	if err := c.res.createQP(); err != nil {
+		return err
+	}
+	slots := make([]uint32, c.res.depth)
 	for i := range slots {
 		slots[i] = uint32(i)
 	}
-	return res.postRecvs(slots, c.recvWRID)
+	return c.res.postRecvs(slots, c.recvWRID)
 }
 
 func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.RecvWRID(slot) }

@@ -120,7 +120,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			sent = true
 			continue
 		}
-		slot := local % recvSlots
+		slot := local % uint32(c.sqDepth())
 		switch wc.Opcode() {
 		case verbs.WCRecv:
 			if err := c.handleCmd(slot, wc.ByteLen()); err != nil {

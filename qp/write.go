@@ -89,7 +89,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		}
 		tx := c.res.tx
 		down := c.is(stQPDown)
-		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
+		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > c.ctlReserve() {
 			return tx.Reserve(n), nil
 		}
 		if !down && c.spinPoll(&sp) {
