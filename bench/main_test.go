@@ -27,6 +27,10 @@ const spinEnv = "RDMAPOOL_BENCH_SPINWAIT"
 // the RDMA connections (the child inherits it); unset, the default.
 const recvEnv = "RDMAPOOL_BENCH_RECVBUF"
 
+// depthEnv, a count, sets qp.Options.QueueDepth for both ends of the RDMA
+// connections (the child inherits it); unset, the default.
+const depthEnv = "RDMAPOOL_BENCH_QUEUEDEPTH"
+
 // rdmaOptions are the options of both ends of an RDMA connection.
 func rdmaOptions() (*qp.Options, error) {
 	var opts qp.Options
@@ -43,6 +47,13 @@ func rdmaOptions() (*qp.Options, error) {
 			return nil, fmt.Errorf("%s: %w", recvEnv, err)
 		}
 		opts.RecvBufferSize = n
+	}
+	if v := os.Getenv(depthEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", depthEnv, err)
+		}
+		opts.QueueDepth = n
 	}
 	return &opts, nil
 }
