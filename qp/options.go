@@ -59,8 +59,8 @@ type Options struct {
 	// queue of 2048 slots. A smaller depth makes a connection cheaper
 	// to set up and to keep (for thousands of connections, 16 to 64), at
 	// the price of throughput under deep pipelining: a peer that finds no
-	// receive posted waits for one (RNR retries, without end). Between 16
-	// and 8191.
+	// receive posted waits out rdma_cm's RNR timer (655 ms) and tries
+	// again, without end. Between 16 and 8191.
 	QueueDepth int
 	// CloseLinger bounds how long Close waits for the writes posted
 	// before it to complete (a disconnect flushes those not done, and
