@@ -142,17 +142,18 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 // setup creates the verbs resources on the connection's id, registers its CQ
 // with a reactor and posts every receive, before connect or accept.
 // setup makes the connection's resources, QP included, and posts every
-// receive: prepare, then setupQP.
+// receive: prepare on the id's device, then setupQP.
 func (c *Conn) setup() error {
-	if err := c.prepare(); err != nil {
+	if err := c.prepare(verbs.IDContext(c.id)); err != nil {
 		return err
 	}
 	return c.setupQP()
 }
 
-// prepare makes the resources but the QP, which need only the device (the
-// id's address resolved), and registers the CQ with the reactor.
-func (c *Conn) prepare() error {
+// prepare makes the resources but the QP, which need only the device of
+// ctx (for a client, known once its address is resolved; for a Listener's
+// spare, before the id exists), and registers the CQ with the reactor.
+func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 	c.h = &completions{c: c}
 	var err error
 	if c.opts.Reactor != nil {
@@ -163,7 +164,7 @@ func (c *Conn) prepare() error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, c.id, c.opts.RecvBufferSize, c.opts.QueueDepth)
+	res, err := newResources(c.t, ctx, c.opts.RecvBufferSize, c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}
@@ -176,9 +177,9 @@ func (c *Conn) prepare() error {
 	return nil
 }
 
-// setupQP creates the QP (the id's route resolved) and posts every receive.
+// setupQP creates the id's QP (its route resolved) and posts every receive.
 func (c *Conn) setupQP() error {
-	if err := c.res.createQP(); err != nil {
+	if err := c.res.createQP(c.id); err != nil {
 		return err
 	}
 	slots := make([]uint32, c.res.depth)

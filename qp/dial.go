@@ -135,7 +135,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	}
 	// The resources but the QP need only the device, known now: they are
 	// made while the route resolves.
-	if err := c.prepare(); err != nil {
+	if err := c.prepare(verbs.IDContext(c.id)); err != nil {
 		return err
 	}
 	if _, err := c.ec.await(ctx, "resolving the route to "+ap.String(), verbs.EventRouteResolved); err != nil {

@@ -88,7 +88,8 @@ func (s *scratch) free(t *verbs.Table) {
 // is destroyed with its CQ, unread.
 type resources struct {
 	t       *verbs.Table
-	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
+	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to (createQP)
+	ctx     verbs.Ptr[verbs.Context]
 	pd      verbs.Ptr[verbs.PD]
 	cc      verbs.Ptr[verbs.CompChannel]
 	cq      verbs.Ptr[verbs.CQ]
@@ -104,18 +105,17 @@ type resources struct {
 	depth   int       // the queue depth: receives posted, send-queue entries
 }
 
-// newResources makes everything but the QP for id, whose address is
-// resolved (its device known), with a queue depth of depth.
-func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize, depth int) (_ *resources, err error) {
+// newResources makes everything but the QP on the device of ctx, with a
+// queue depth of depth.
+func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], rxSize, depth int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
-	r := &resources{t: t, id: id, depth: depth}
+	r := &resources{t: t, ctx: ctx, depth: depth}
 	defer func() {
 		if err != nil {
 			r.destroy()
 		}
 	}()
-	ctx := verbs.IDContext(id)
 	r.device = t.ContextDeviceName(ctx)
 	deviceBack(r.device)
 	if r.pd, err = t.AllocPD(ctx); err != nil {
@@ -148,10 +148,12 @@ func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize, depth int) (
 	return r, nil
 }
 
-// createQP creates the id's QP, of r.depth work requests each way, on r's
-// PD and CQ. On failure r is left as it was, for destroy.
-func (r *resources) createQP() error {
+// createQP creates the QP of id, an id on r's device, of r.depth work
+// requests each way, on r's PD and CQ. On failure r is left as it was, for
+// destroy.
+func (r *resources) createQP(id verbs.Ptr[verbs.CMID]) error {
 	t := r.t
+	r.id = id
 	attr, ap, err := verbs.New[verbs.QPInitAttr](t)
 	if err != nil {
 		return err
