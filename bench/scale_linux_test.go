@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,7 +176,11 @@ func TestScaleManyConns(t *testing.T) {
 		dialers.Wait()
 		close(errs)
 		if err := <-errs; err != nil {
-			t.Fatal(err)
+			// What every goroutine was doing, grouped by stack: where a
+			// connect that never completes waits.
+			var stacks bytes.Buffer
+			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Fatalf("%v\ngoroutines:\n%s", err, stacks.Bytes())
 		}
 		open = time.Since(start)
 		fdsOpen, resOpen = openFDs(t), rdmatest.Resources(t)
