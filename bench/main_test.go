@@ -30,6 +30,10 @@ const recvEnv = "RDMAPOOL_BENCH_RECVBUF"
 // keepaliveEnv sets both ends' Options.KeepaliveInterval.
 const keepaliveEnv = "RDMAPOOL_BENCH_KEEPALIVE"
 
+// depthEnv, a count, sets qp.Options.QueueDepth for both ends of the RDMA
+// connections (the child inherits it); unset, the default.
+const depthEnv = "RDMAPOOL_BENCH_QUEUEDEPTH"
+
 // rdmaOptions are the options of both ends of an RDMA connection.
 func rdmaOptions() (*qp.Options, error) {
 	var opts qp.Options
@@ -53,6 +57,13 @@ func rdmaOptions() (*qp.Options, error) {
 			return nil, fmt.Errorf("%s: %w", keepaliveEnv, err)
 		}
 		opts.KeepaliveInterval = d
+	}
+	if v := os.Getenv(depthEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", depthEnv, err)
+		}
+		opts.QueueDepth = n
 	}
 	return &opts, nil
 }

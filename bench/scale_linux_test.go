@@ -9,9 +9,12 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,11 +126,12 @@ func BenchmarkScalePinned(b *testing.B) {
 }
 
 // TestScaleManyConns: N client connections to our server, in this process,
-// with small buffers on both ends: all opened, each used (a PING), all
-// closed; then nothing is left over: file descriptors, goroutines and the
-// kernel's RDMA objects are back where they were. N is 200, or
-// RDMAPOOL_SCALE_CONNS (10000 by hand in the VM: that needs more memory than
-// CI's VM has).
+// with small buffers and queues (QueueDepth 16) on both ends: all opened
+// (scaleDialers at a time), each used (a PING), all closed; then nothing is
+// left over: file descriptors, goroutines and the kernel's RDMA objects are
+// back where they were. N is 200, or RDMAPOOL_SCALE_CONNS (10000 by hand in
+// the VM, with more memory and a higher file limit than CI's VM has:
+// see docs/benchmarks.md).
 func TestScaleManyConns(t *testing.T) {
 	rdmatest.Require(t)
 	n := 200
@@ -137,7 +141,14 @@ func TestScaleManyConns(t *testing.T) {
 			t.Fatalf("RDMAPOOL_SCALE_CONNS=%q: want a count of connections", v)
 		}
 	}
-	opts := &qp.Options{RecvBufferSize: 4 << 10, MaxPeerBufferSize: 4 << 10}
+	// Each connection pair holds about two file descriptors (the two
+	// completion channels): a hard limit too low for that is said, not
+	// met as EMFILE halfway.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Max < uint64(2*n+256) {
+		t.Fatalf("%d connections need about %d file descriptors; the hard limit is %d: raise it (ulimit -Hn, as root)", n, 2*n+256, lim.Max)
+	}
+	opts := &qp.Options{RecvBufferSize: 4 << 10, MaxPeerBufferSize: 4 << 10, QueueDepth: 16}
 	addr := netip.AddrPortFrom(rdmatest.Addr(t), 0).String()
 	ping := func(c *qp.Conn) error {
 		c.SetDeadline(time.Now().Add(30 * time.Second))
@@ -153,7 +164,7 @@ func TestScaleManyConns(t *testing.T) {
 		}
 		return nil
 	}
-	run := func(n int) (open, used, closed time.Duration, fdsOpen int) {
+	run := func(n int) (open, used, closed time.Duration, fdsOpen int, resOpen map[string]int) {
 		l, err := qp.Listen(addr, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -169,23 +180,50 @@ func TestScaleManyConns(t *testing.T) {
 			<-served
 		}()
 		start := time.Now()
-		conns := make([]*qp.Conn, 0, n)
+		conns := make([]*qp.Conn, n)
 		defer func() {
 			for _, c := range conns {
-				c.Close()
+				if c != nil {
+					c.Close()
+				}
 			}
 		}()
-		for i := range n {
-			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-			c, err := qp.Dial(ctx, l.Addr().String(), opts)
-			cancel()
-			if err != nil {
-				t.Fatalf("connection %d of %d: %v", i+1, n, err)
-			}
-			conns = append(conns, c)
+		var next atomic.Int64
+		var dialers sync.WaitGroup
+		errs := make(chan error, scaleDialers)
+		for range min(scaleDialers, n) {
+			dialers.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= n {
+						return
+					}
+					ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+					c, err := qp.Dial(ctx, l.Addr().String(), opts)
+					cancel()
+					if err != nil {
+						errs <- fmt.Errorf("connection %d of %d: %w", i+1, n, err)
+						next.Store(int64(n)) // the others stop too
+						return
+					}
+					conns[i] = c
+					if (i+1)%1000 == 0 {
+						t.Logf("%d connections opened in %v", i+1, time.Since(start).Round(time.Millisecond))
+					}
+				}
+			})
+		}
+		dialers.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			// What every goroutine was doing, grouped by stack: where a
+			// connect that never completes waits.
+			var stacks bytes.Buffer
+			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Fatalf("%v\ngoroutines:\n%s", err, stacks.Bytes())
 		}
 		open = time.Since(start)
-		fdsOpen = openFDs(t)
+		fdsOpen, resOpen = openFDs(t), rdmatest.Resources(t)
 		start = time.Now()
 		for i, c := range conns {
 			if err := ping(c); err != nil {
@@ -201,7 +239,7 @@ func TestScaleManyConns(t *testing.T) {
 		wg.Wait()
 		conns = nil
 		closed = time.Since(start)
-		return open, used, closed, fdsOpen
+		return open, used, closed, fdsOpen, resOpen
 	}
 	// One connection first: what stays for the life of the process
 	// (librdmacm's thread and device contexts) is not a leak.
@@ -225,14 +263,14 @@ func TestScaleManyConns(t *testing.T) {
 	}
 	fds0, g0, res0 := waitQuiet(fdsBesidesEventfds(t), runtime.NumGoroutine(), rdmatest.Resources(t))
 	all0, ev0 := openFDs(t), eventfds(t)
-	open, used, closed, fdsOpen := run(n)
+	open, used, closed, fdsOpen, resOpen := run(n)
 	fds1, g1, _ := waitQuiet(fds0, g0, res0)
 	if ev1 := eventfds(t); ev1 > ev0+64 {
 		t.Errorf("eventfds: %d before, %d after: more than package netpass keeps", ev0, ev1)
 	}
-	t.Logf("%d connections: opened in %v (%.1f ms each), each used in %v, closed in %v; %.2f fds per connection pair while open",
-		n, open.Round(time.Millisecond), float64(open.Microseconds())/1000/float64(n), used.Round(time.Millisecond),
-		closed.Round(time.Millisecond), float64(fdsOpen-all0)/float64(n))
+	t.Logf("%d connections: opened in %v (%.1f ms each, %d at a time), each used in %v, closed in %v; %.2f fds per connection pair while open; RDMA objects while open: %v",
+		n, open.Round(time.Millisecond), float64(open.Microseconds())/1000/float64(n), min(scaleDialers, n), used.Round(time.Millisecond),
+		closed.Round(time.Millisecond), float64(fdsOpen-all0)/float64(n), resOpen)
 	if fds1 > fds0 {
 		t.Errorf("file descriptors: %d before, %d after", fds0, fds1)
 	}
@@ -242,20 +280,32 @@ func TestScaleManyConns(t *testing.T) {
 	rdmatest.CheckNoLeaks(t, res0)
 }
 
+// scaleDialers is how many Dials TestScaleManyConns has in flight.
+const scaleDialers = 8
+
 // BenchmarkScaleSetup: a connection's setup as a client sees it, Dial to an
 // echo process through the first echoed byte, then Close; ms/op is the
-// figure to hold beside rping's or ucmatose's connect in the same boot.
+// whole, dial-ms/op the Dial (rdma_cm's steps, the resources, the
+// receives posted, up to ESTABLISHED and our RegisterXferMemory sent),
+// echo-ms/op the first byte's round trip (which waits for the peer's
+// RegisterXferMemory), close-ms/op the Close. dial-ms/op is the figure to
+// hold beside cmtime's connect steps in the same boot (vm/bench.sh).
 // buffer=default is a connection with the default options, buffer=64KiB
-// one with small receive buffers on both ends.
+// one with small receive buffers on both ends, and depth=16 that with
+// queues of 16 work requests (Options.QueueDepth) as well.
 func BenchmarkScaleSetup(b *testing.B) {
-	for _, buf := range []struct {
-		name string
-		size int
-	}{{"default", 0}, {"64KiB", scaleRecvBuffer}} {
-		b.Run("buffer="+buf.name, func(b *testing.B) {
+	for _, cs := range []struct {
+		name  string
+		size  int
+		depth int
+	}{{"buffer=default", 0, 0}, {"buffer=64KiB", scaleRecvBuffer, 0}, {"buffer=64KiB/depth=16", scaleRecvBuffer, 16}} {
+		b.Run(cs.name, func(b *testing.B) {
 			rdmatest.Require(b)
-			if buf.size > 0 {
-				b.Setenv(recvEnv, strconv.Itoa(buf.size))
+			if cs.size > 0 {
+				b.Setenv(recvEnv, strconv.Itoa(cs.size))
+			}
+			if cs.depth > 0 {
+				b.Setenv(depthEnv, strconv.Itoa(cs.depth))
 			}
 			opts, err := rdmaOptions()
 			if err != nil {
@@ -264,18 +314,27 @@ func BenchmarkScaleSetup(b *testing.B) {
 			addr := startEcho(b, "rdma "+rdmatest.Addr(b).String())
 			one := []byte{1}
 			b.ReportAllocs()
+			var dial, echo, closing time.Duration
 			start := time.Now()
 			for b.Loop() {
+				t0 := time.Now()
 				c, err := qp.Dial(dialCtx(b), addr, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
+				t1 := time.Now()
 				if err := echoOnce(c, one); err != nil {
 					b.Fatal(err)
 				}
+				t2 := time.Now()
 				c.Close()
+				dial, echo, closing = dial+t1.Sub(t0), echo+t2.Sub(t1), closing+time.Since(t2)
 			}
-			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/op")
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+			b.ReportMetric(ms(time.Since(start)), "ms/op")
+			b.ReportMetric(ms(dial), "dial-ms/op")
+			b.ReportMetric(ms(echo), "echo-ms/op")
+			b.ReportMetric(ms(closing), "close-ms/op")
 		})
 	}
 }

@@ -133,7 +133,7 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 		heldNotify: make(chan struct{}, 1),
 		readDL:     deadline.New(),
 		writeDL:    deadline.New(),
-		repost:     make([]uint32, 0, recvSlots),
+		repost:     make([]uint32, 0, opts.QueueDepth),
 		done:       make(chan struct{}),
 		evDone:     make(chan struct{}),
 		torndown:   make(chan struct{}),
@@ -142,7 +142,19 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 
 // setup creates the verbs resources on the connection's id, registers its CQ
 // with a reactor and posts every receive, before connect or accept.
+// setup makes the connection's resources, QP included, and posts every
+// receive: prepare on the id's device, then setupQP.
 func (c *Conn) setup() error {
+	if err := c.prepare(verbs.IDContext(c.id)); err != nil {
+		return err
+	}
+	return c.setupQP()
+}
+
+// prepare makes the resources but the QP, which need only the device of
+// ctx (for a client, known once its address is resolved; for a Listener's
+// spare, before the id exists), and registers the CQ with the reactor.
+func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 	c.h = &completions{c: c}
 	var err error
 	if c.opts.Reactor != nil {
@@ -153,7 +165,7 @@ func (c *Conn) setup() error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, c.id, min(rxStart, c.opts.RecvBufferSize))
+	res, err := newResources(c.t, ctx, min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}
@@ -163,11 +175,19 @@ func (c *Conn) setup() error {
 		return err
 	}
 	c.added = true
-	slots := make([]uint32, recvSlots)
+	return nil
+}
+
+// setupQP creates the id's QP (its route resolved) and posts every receive.
+func (c *Conn) setupQP() error {
+	if err := c.res.createQP(c.id); err != nil {
+		return err
+	}
+	slots := make([]uint32, c.res.depth)
 	for i := range slots {
 		slots[i] = uint32(i)
 	}
-	return res.postRecvs(slots, c.recvWRID)
+	return c.res.postRecvs(slots, c.recvWRID)
 }
 
 func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.RecvWRID(slot) }

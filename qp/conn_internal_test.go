@@ -13,12 +13,12 @@ func TestSQFree(t *testing.T) {
 		posted, done uint32
 		want         int
 	}{
-		{0, 0, sqDepth},
-		{10, 4, sqDepth - 6},
-		{5, 6, sqDepth},                 // a completion seen before its post
-		{2, 1<<32 - 3, sqDepth - 5},     // wrapped sequence numbers
-		{1<<32 - 1, 1<<32 - 1, sqDepth}, // at the wrap
-		{sqDepth, 0, 0},                 // full
+		{0, 0, defaultQueueDepth},
+		{10, 4, defaultQueueDepth - 6},
+		{5, 6, defaultQueueDepth},                 // a completion seen before its post
+		{2, 1<<32 - 3, defaultQueueDepth - 5},     // wrapped sequence numbers
+		{1<<32 - 1, 1<<32 - 1, defaultQueueDepth}, // at the wrap
+		{defaultQueueDepth, 0, 0},                 // full
 	} {
 		var c Conn
 		c.sqPosted.Store(tc.posted)

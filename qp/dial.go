@@ -12,9 +12,10 @@ import (
 )
 
 // Dial connects to a Valkey-over-RDMA server at addr ("host:port"): it
-// resolves the address and the route with rdma_cm, creates the connection's
-// resources, posts every receive and connects, as libvalkey does; then both
-// sides advertise their receive buffers. ctx bounds the whole of it.
+// resolves the address and the route with rdma_cm (making the connection's
+// resources, but for the QP, while the route resolves), creates the QP,
+// posts every receive and connects, as libvalkey does; then both sides
+// advertise their receive buffers. ctx bounds the whole of it.
 //
 // Errors are *net.OpError values; one that says the RDMA libraries cannot be
 // loaded matches loader.ErrUnavailable, a refused connection
@@ -132,10 +133,15 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err := t.ResolveRoute(c.id, timeoutMS(ctx)); err != nil {
 		return err
 	}
+	// The resources but the QP need only the device, known now: they are
+	// made while the route resolves.
+	if err := c.prepare(verbs.IDContext(c.id)); err != nil {
+		return err
+	}
 	if _, err := c.ec.await(ctx, "resolving the route to "+ap.String(), verbs.EventRouteResolved); err != nil {
 		return err
 	}
-	if err := c.setup(); err != nil {
+	if err := c.setupQP(); err != nil {
 		return err
 	}
 	param, pp, err := verbs.New[verbs.ConnParam](t)

@@ -80,7 +80,7 @@ func (c *Conn) postPendingRecvs() bool {
 // re-posted as one chain. The reactor re-posts them at once (repostNow). An
 // inline poll leaves them for its next poll (postPendingRecvs), so that the
 // ibv_post_recv is not between a message's arrival and its reader: with
-// 1024 receives posted, at most one batch (inlineBatch) waits, and a
+// 1023 receives posted, at most one batch (inlineBatch) waits, and a
 // peer that found none posted would retry (rnr_retry 7, without end). It
 // runs with c.h's lock held, on the reactor goroutine or in pollInline,
 // and never blocks.
@@ -120,7 +120,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			sent = true
 			continue
 		}
-		slot := local % recvSlots
+		slot := local % uint32(c.sqDepth())
 		switch wc.Opcode() {
 		case verbs.WCRecv:
 			if err := c.handleCmd(slot, wc.ByteLen()); err != nil {
@@ -151,7 +151,12 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 		}
 		c.repost = append(c.repost, slot)
 	}
-	if repostNow && !c.postPendingRecvs() {
+	// An inline poll leaves its receives for its next poll, unless they
+	// are more than an eighth of the queue (never, at the default depth):
+	// with a small QueueDepth one batch may take most of the receives
+	// posted, and a peer that finds none waits out rdma_cm's RNR timer
+	// (655 ms) before it sends again.
+	if (repostNow || len(c.repost) > c.sqDepth()/8) && !c.postPendingRecvs() {
 		return
 	}
 	if received {

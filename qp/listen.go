@@ -11,6 +11,11 @@ import (
 
 // Listener accepts Valkey-over-RDMA connections, such as those of
 // valkey-cli --rdma or of Dial. It is a net.Listener.
+//
+// A listener bound to one address keeps, from its first connection on, the
+// resources of the next connection but its queue pair made in advance
+// (a connection's registered memory and completion queue), so that a
+// client's connect waits only for the queue pair to be created.
 type Listener struct {
 	t       *verbs.Table
 	opts    Options
@@ -26,6 +31,13 @@ type Listener struct {
 
 	mu      sync.Mutex
 	pending map[*Conn]struct{} // accepted by rdma_cm, not yet by Accept
+
+	// spare is the next connection's resources but its QP, made after a
+	// connection is accepted, on the listener's own device (a listener
+	// bound to one address: the ids of its requests are on the same
+	// device), so that a request waits only for its QP. Only the event
+	// loop touches it, and then shutdown, after the loop has returned.
+	spare *Conn
 }
 
 var _ net.Listener = (*Listener)(nil)
@@ -122,6 +134,11 @@ func (l *Listener) end(err error) {
 func (l *Listener) shutdown() {
 	l.ec.shut() // ends the event loop
 	<-l.evDone
+	if c := l.spare; c != nil {
+		l.spare = nil
+		c.setErr(net.ErrClosed)
+		<-c.torndown // before the device may be released
+	}
 	l.ec.drainRequests()
 	l.t.DestroyID(l.id)
 	l.ec.release()
@@ -182,14 +199,22 @@ func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID], ec *eventChannel) {
 		t.DestroyID(id)
 		return
 	}
-	c := newConn(t, l.opts, id, ec, true)
+	c := l.takeSpare(id, ec)
+	var err error
+	if c != nil {
+		err = c.setupQP()
+	} else {
+		c = newConn(t, l.opts, id, ec, true)
+		err = c.setup()
+	}
 	c.onEstablish = l.deliver
 	c.onTeardown = l.untrack
-	if err := c.setup(); err != nil {
+	if err != nil {
 		t.Reject(id)
 		c.setErr(err)
 		return
 	}
+	defer l.makeSpare()
 	param, pp, err := verbs.New[verbs.ConnParam](t)
 	if err != nil {
 		c.setErr(err)
@@ -208,6 +233,43 @@ func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID], ec *eventChannel) {
 	}
 	c.set(stEvStarted)
 	go c.eventLoop()
+}
+
+// takeSpare returns the spare, given id and its share ec of the event
+// channel, if it is on id's device; a spare on another is freed.
+func (l *Listener) takeSpare(id verbs.Ptr[verbs.CMID], ec *eventChannel) *Conn {
+	c := l.spare
+	if c == nil {
+		return nil
+	}
+	l.spare = nil
+	if c.res.ctx != verbs.IDContext(id) {
+		c.setErr(net.ErrClosed)
+		return nil
+	}
+	c.id, c.ec = id, ec
+	return c
+}
+
+// makeSpare makes the spare, if the listener is bound to a device and has
+// none. A failure (locked memory running out, say) leaves it without: the
+// next request makes its own resources and meets the error itself.
+func (l *Listener) makeSpare() {
+	ctx := verbs.IDContext(l.id)
+	if l.spare != nil || ctx.IsNil() {
+		return
+	}
+	select {
+	case <-l.done:
+		return
+	default:
+	}
+	c := newConn(l.t, l.opts, verbs.Ptr[verbs.CMID]{}, nil, true)
+	if err := c.prepare(ctx); err != nil {
+		c.setErr(err)
+		return
+	}
+	l.spare = c
 }
 
 func (l *Listener) track(c *Conn) bool {

@@ -59,6 +59,18 @@ type Options struct {
 	// (its Dial succeeds, its first Read or Write finds the peer gone).
 	// 0 means 128.
 	Backlog int
+	// QueueDepth is how many work requests each of the connection's
+	// queues holds: the receives posted for the peer's writes and control
+	// messages, and the writes and control messages this side may have in
+	// flight (the completion queue holds both). 0 means 1023: the Valkey
+	// peers' 1024 less one, which halves the kernel memory soft-RoCE
+	// allocates (and zeroes) for the queues, as it rounds 1024 up to a
+	// queue of 2048 slots. A smaller depth makes a connection cheaper
+	// to set up and to keep (for thousands of connections, 16 to 64), at
+	// the price of throughput under deep pipelining: a peer that finds no
+	// receive posted waits out rdma_cm's RNR timer (655 ms) and tries
+	// again, without end. Between 16 and 8191.
+	QueueDepth int
 	// CloseLinger bounds how long Close waits for the writes posted
 	// before it to complete (a disconnect flushes those not done, and
 	// the tail of a Write that had returned would be lost). 0 means 2 s.
@@ -112,6 +124,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.Backlog == 0 {
 		r.Backlog = defaultBacklog
+	}
+	if r.QueueDepth == 0 {
+		r.QueueDepth = defaultQueueDepth
+	}
+	if r.QueueDepth < minQueueDepth || r.QueueDepth > maxQueueDepth {
+		return r, fmt.Errorf("rdma: QueueDepth %d is outside [%d, %d]", r.QueueDepth, minQueueDepth, maxQueueDepth)
 	}
 	if r.CloseLinger < 0 {
 		return r, fmt.Errorf("rdma: CloseLinger %v is negative", r.CloseLinger)

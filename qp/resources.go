@@ -6,12 +6,21 @@ import (
 	"github.com/seed54442f1a/rdmapool/mr"
 )
 
-// The per-connection verbs resources, sized as the Valkey peers size theirs.
+// The per-connection verbs resources. A connection of queue depth d
+// (Options.QueueDepth) has d receives posted, command-buffer slots 0..d-1
+// for them and d..2d-1 for control SENDs, a send queue of d work requests
+// (max_send_wr) and a CQ of 2d entries, room for every work request of
+// both queues, which a QP in error flushes.
 const (
-	cqEntries = 2048
-	recvSlots = 1024 // command-buffer slots 0..1023: posted receives
-	sendSlots = 1024 // command-buffer slots 1024..2047: control SENDs
-	sqDepth   = 1024 // max_send_wr
+	// defaultQueueDepth is the Valkey peers' 1024 less one: soft-RoCE
+	// keeps one slot of each queue empty and rounds the slots up to a
+	// power of two, so that a queue of 1024 work requests (or a CQ of
+	// 2048 entries) takes twice the kernel memory, zeroed and mapped at
+	// creation, of one of 1023 (2046). A NIC's queues round the same way
+	// or to the request itself.
+	defaultQueueDepth = 1023
+	minQueueDepth     = 16
+	maxQueueDepth     = 8191 // a CQ of 2d entries within soft-RoCE's max_cqe, 32767
 
 	// inlineAsk is the max_inline_data asked of the provider: writes up
 	// to what it grants are posted IBV_SEND_INLINE, their bytes copied
@@ -25,20 +34,21 @@ const (
 // so a batch of slots is re-posted as one chain), one send WR and SGE
 // (posting is serialised), the bad-WR slot, and the WCs of inline polls.
 type scratch struct {
-	recvWRs   verbs.Ptr[verbs.RecvWR] // recvSlots
-	recvSGEs  verbs.Ptr[verbs.SGE]    // recvSlots
+	recvWRs   verbs.Ptr[verbs.RecvWR] // depth
+	recvSGEs  verbs.Ptr[verbs.SGE]    // depth
 	sendWR    verbs.Ptr[verbs.SendWR]
 	sendSGE   verbs.Ptr[verbs.SGE]
 	badWR     verbs.Ptr[verbs.BadWR]
 	inlineWCs verbs.Ptr[verbs.WC] // inlineBatch
 }
 
-// alloc allocates every part; on failure, free frees what was allocated.
-func (s *scratch) alloc(t *verbs.Table) (err error) {
-	if s.recvWRs, err = verbs.Alloc[verbs.RecvWR](t, recvSlots); err != nil {
+// alloc allocates every part, with depth receive WRs and SGEs; on failure,
+// free frees what was allocated.
+func (s *scratch) alloc(t *verbs.Table, depth int) (err error) {
+	if s.recvWRs, err = verbs.Alloc[verbs.RecvWR](t, depth); err != nil {
 		return err
 	}
-	if s.recvSGEs, err = verbs.Alloc[verbs.SGE](t, recvSlots); err != nil {
+	if s.recvSGEs, err = verbs.Alloc[verbs.SGE](t, depth); err != nil {
 		return err
 	}
 	if s.sendWR, err = verbs.Alloc[verbs.SendWR](t, 1); err != nil {
@@ -65,8 +75,10 @@ func (s *scratch) free(t *verbs.Table) {
 	*s = scratch{}
 }
 
-// resources are a connection's PD, completion channel, CQ, QP and
-// registered memory. Creation is in this order; destroy frees in reverse.
+// resources are a connection's PD, completion channel, CQ, registered
+// memory and QP. Creation is in this order (newResources, then createQP
+// once the id has its route, so that a client makes the rest while the
+// route resolves); destroy frees in reverse.
 //
 // The completion channel is the connection's own, not one shared by the
 // CQs of a device: soft-RoCE (Linux 6.1) can queue a CQ's event after the
@@ -76,32 +88,35 @@ func (s *scratch) free(t *verbs.Table) {
 // is destroyed with its CQ, unread.
 type resources struct {
 	t       *verbs.Table
-	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to
+	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to (createQP)
+	ctx     verbs.Ptr[verbs.Context]
 	pd      verbs.Ptr[verbs.PD]
 	cc      verbs.Ptr[verbs.CompChannel]
 	cq      verbs.Ptr[verbs.CQ]
 	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
 	mpd     mr.PD        // pd, to register memory with
-	cmd     *mr.Region   // 2048 control-message slots, local only
+	cmd     *mr.Region   // 2 × depth control-message slots, local only
 	rx      *mr.Region   // the receive buffer now advertised, the only remotely writable memory (replaced at a re-arm, under rmu)
 	tx      *mr.SendRing // staging for writes into the peer's receive buffer (wmu)
 	scratch scratch
 	poller  cq.Poller // inline polls of cq, into scratch.inlineWCs
 	device  string    // the device's name, for removals (removal.go)
 	inline  uint32    // max_inline_data the provider granted
+	depth   int       // the queue depth: receives posted, send-queue entries
 }
 
-func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *resources, err error) {
+// newResources makes everything but the QP on the device of ctx, with a
+// queue depth of depth.
+func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], rxSize, depth int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
-	r := &resources{t: t, id: id}
+	r := &resources{t: t, ctx: ctx, depth: depth}
 	defer func() {
 		if err != nil {
 			r.destroy()
 		}
 	}()
-	ctx := verbs.IDContext(id)
 	r.device = t.ContextDeviceName(ctx)
 	deviceBack(r.device)
 	if r.pd, err = t.AllocPD(ctx); err != nil {
@@ -110,50 +125,59 @@ func newResources(t *verbs.Table, id verbs.Ptr[verbs.CMID], rxSize int) (_ *reso
 	if r.cc, err = t.CreateCompChannel(ctx); err != nil {
 		return nil, err
 	}
-	if r.cq, err = t.CreateCQ(ctx, cqEntries, 0, r.cc, 0); err != nil {
+	if r.cq, err = t.CreateCQ(ctx, 2*depth, 0, r.cc, 0); err != nil {
 		return nil, err
 	}
-	attr, ap, err := verbs.New[verbs.QPInitAttr](t)
-	if err != nil {
-		return nil, err
-	}
-	// A provider that cannot inline inlineAsk bytes may refuse the QP;
-	// then it is created without inline sends.
-	for _, ask := range []uint32{inlineAsk, 0} {
-		*attr = verbs.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, QPType: verbs.QPTypeRC,
-			Cap: verbs.QPCap{MaxSendWR: sqDepth, MaxRecvWR: recvSlots, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: ask}}
-		if err = t.CreateQP(id, r.pd, ap); err == nil {
-			// rdma_create_qp writes back the caps the provider granted.
-			r.inline = attr.Cap.MaxInlineData
-			break
-		}
-	}
-	verbs.Release(t, ap)
-	if err != nil {
-		return nil, err
-	}
-	r.qp = verbs.IDQP(id)
-	r.ops = verbs.QPOps(r.qp)
 	pd := mr.NewPD(r.pd)
 	r.mpd = pd
-	if r.cmd, err = mr.Register(pd, (recvSlots+sendSlots)*cmdSize, mr.LocalWrite); err != nil {
+	if r.cmd, err = mr.Register(pd, 2*depth*cmdSize, mr.LocalWrite); err != nil {
 		return nil, err
 	}
 	if r.rx, err = mr.Register(pd, rxSize, mr.LocalWrite|mr.RemoteWrite); err != nil {
 		return nil, err
 	}
 	r.tx = mr.NewSendRing(pd, txStagingMin, maxRecvBuffer) // the peer's length, at most MaxPeerBufferSize, bounds it
-	if err = r.scratch.alloc(t); err != nil {
+	if err = r.scratch.alloc(t, depth); err != nil {
 		return nil, err
 	}
 	r.poller = cq.NewPoller(r.cq, r.scratch.inlineWCs, inlineBatch)
 	// Each receive WR i points at SGE i, which covers command slot i.
-	for i := range recvSlots {
+	for i := range depth {
 		sge := r.scratch.recvSGEs.Index(i)
 		*sge.Get() = verbs.SGE{Addr: r.cmd.Addr() + uint64(i*cmdSize), Length: cmdSize, LKey: r.cmd.LKey()}
 		*r.scratch.recvWRs.Index(i).Get() = verbs.RecvWR{SGList: sge, NumSGE: 1}
 	}
 	return r, nil
+}
+
+// createQP creates the QP of id, an id on r's device, of r.depth work
+// requests each way, on r's PD and CQ. On failure r is left as it was, for
+// destroy.
+func (r *resources) createQP(id verbs.Ptr[verbs.CMID]) error {
+	t := r.t
+	r.id = id
+	attr, ap, err := verbs.New[verbs.QPInitAttr](t)
+	if err != nil {
+		return err
+	}
+	defer verbs.Release(t, ap)
+	// A provider that cannot inline inlineAsk bytes may refuse the QP;
+	// then it is created without inline sends.
+	for _, ask := range []uint32{inlineAsk, 0} {
+		*attr = verbs.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, QPType: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: uint32(r.depth), MaxRecvWR: uint32(r.depth), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: ask}}
+		if err = t.CreateQP(r.id, r.pd, ap); err == nil {
+			// rdma_create_qp writes back the caps the provider granted.
+			r.inline = attr.Cap.MaxInlineData
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.qp = verbs.IDQP(r.id)
+	r.ops = verbs.QPOps(r.qp)
+	return nil
 }
 
 // postRecvs posts the receive WRs of the given command slots as one chain,

@@ -11,7 +11,7 @@ import (
 const (
 	seqMask        = cq.LocalMask // a send WR's sequence number, in its wr_id
 	signalInterval = 128          // signal at least every so many send WRs
-	ctlReserve     = 64           // send-queue entries that only control SENDs may use
+	ctlReserve     = 64           // send-queue entries that only control SENDs may use (a quarter of a smaller queue)
 )
 
 const (
@@ -29,8 +29,20 @@ const (
 // seen in the VM under 50 clients.
 func (c *Conn) sqFree() int {
 	done := c.sqDone.Load()
-	return sqDepth - max(int(int32(c.sqPosted.Load()-done)), 0)
+	return c.sqDepth() - max(int(int32(c.sqPosted.Load()-done)), 0)
 }
+
+// sqDepth is the send queue's depth, Options.QueueDepth (the default for a
+// Conn made without options, as by a test).
+func (c *Conn) sqDepth() int {
+	if c.opts.QueueDepth == 0 {
+		return defaultQueueDepth
+	}
+	return c.opts.QueueDepth
+}
+
+// ctlReserve is the send-queue entries that writes leave to control SENDs.
+func (c *Conn) ctlReserve() int { return min(ctlReserve, c.sqDepth()/4) }
 
 // postLocked posts one send WR (smu held). It signals when asked (the send
 // staging memory asks when half of it is in flight), every signalInterval
@@ -39,7 +51,7 @@ func (c *Conn) sqFree() int {
 // signaled WR in flight.
 func (c *Conn) postLocked(opcode uint32, signal bool, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
 	seq := c.sqPosted.Load()
-	signaled := signal || opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= sqDepth/2
+	signaled := signal || opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= c.sqDepth()/2
 	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
 	if err := c.res.postSend(c.reg.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
 		c.sqPosted.Store(seq)
@@ -78,7 +90,8 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 // postCmdLocked posts control message m as a SEND, always signaled (smu
 // held, a free send-queue entry checked).
 func (c *Conn) postCmdLocked(m cmd) error {
-	slot := recvSlots + c.sqPosted.Load()%sendSlots
+	d := uint32(c.sqDepth())
+	slot := d + c.sqPosted.Load()%d
 	m.encode(c.res.cmdSlot(slot))
 	return c.postLocked(opcodeSend, true, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }

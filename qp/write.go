@@ -87,7 +87,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		}
 		tx := c.res.tx
 		down := c.is(stQPDown)
-		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > ctlReserve {
+		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > c.ctlReserve() {
 			b, ok, err := tx.Reserve(n, c.sqDone.Load())
 			if err != nil {
 				c.fail(err)

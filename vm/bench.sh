@@ -28,13 +28,13 @@
 # 64-byte RDMA round trip run again on the HPET, in the same boot, and the
 # report shows both.
 #
-# usage: vm/bench.sh [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]
+# usage: vm/bench.sh [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D] [--setup-rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . vm/lib.sh
 
-out=out rounds=15 count=3 benchtime=2s iters=20000
+out=out rounds=15 count=3 benchtime=2s iters=20000 setup_rounds=3
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
@@ -42,11 +42,12 @@ while [ $# -gt 0 ]; do
 	--iters) iters=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
 	--benchtime) benchtime=$2; shift 2 ;;
-	*) echo "usage: $0 [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D]" >&2; exit 2 ;;
+	--setup-rounds) setup_rounds=$2; shift 2 ;;
+	*) echo "usage: $0 [--out DIR] [--rounds N] [--iters N] [--count N] [--benchtime D] [--setup-rounds N]" >&2; exit 2 ;;
 	esac
 done
-for n in "$rounds" "$iters" "$count"; do
-	case "$n" in '' | 0 | *[!0-9]*) echo "$0: --rounds, --iters and --count take a number above 0, got '$n'" >&2; exit 2 ;; esac
+for n in "$rounds" "$iters" "$count" "$setup_rounds"; do
+	case "$n" in '' | 0 | *[!0-9]*) echo "$0: --rounds, --iters, --count and --setup-rounds take a number above 0, got '$n'" >&2; exit 2 ;; esac
 done
 mkdir -p "$out"
 bin=$(mktemp -d)
@@ -94,8 +95,27 @@ echo "=== rdmapool tsc"
 ./bench.test -test.run '^\$' -test.bench 'Conn|Ring|PoolGetPut' -test.benchtime $benchtime -test.count $count -test.benchmem
 echo "=== rdmapool scale"
 ./bench.test -test.run '^\$' -test.bench 'ScaleIdle' -test.benchtime 2000x -test.count 1
-# Setup: a few dozen connections say it (2000 took minutes under TCG).
-./bench.test -test.run '^\$' -test.bench 'ScaleSetup' -test.benchtime 40x -test.count 1
+# Setup beside rdma_cm's own, in SETUP_ROUNDS rounds, the order alternating:
+# cmtime (rdmacm-utils) times rdma_cm's steps inside one process, without
+# its start: five runs of one connection each, every one against a server
+# of its own; and BenchmarkScaleSetup, 15 connections a case (a few dozen
+# say it: 2000 took minutes under TCG).
+cmt() {
+	for i in 1 2 3 4 5; do
+		cmtime -b 10.99.0.1 >/dev/null 2>&1 &
+		cp=\$!
+		sleep 1
+		echo "--- cmtime"
+		cmtime -s 10.99.0.1 -c 1 2>&1 | grep ' : '
+		kill \$cp 2>/dev/null
+		wait \$cp 2>/dev/null
+	done
+}
+setupb() { ./bench.test -test.run '^\$' -test.bench 'ScaleSetup' -test.benchtime 15x -test.count 1; }
+for r in \$(seq 1 $setup_rounds); do
+	echo "=== setup round\$r"
+	if [ \$((r % 2)) = 1 ]; then cmt; setupb; else setupb; cmt; fi
+done
 echo "=== rping setup"
 # rping's own connection setup, ten serial connections (each a process
 # start, resolve, connect, one ping, disconnect): ms each, from uptime.
@@ -164,7 +184,30 @@ fi
 # Scaling: one connection beside idle ones, setup, and rping's setup.
 sc="rdmapool scale"
 idle() { field "$sc" "BenchmarkScaleIdle/idle=$1-[0-9]+" "$2" | med; }
-setup() { field "$sc" "BenchmarkScaleSetup/buffer=$1-[0-9]+" ms/op | med; }
+# setup CASE UNIT [ROUND]: a BenchmarkScaleSetup metric, the median over the
+# setup rounds or one round's.
+setup() {
+	local r
+	for r in $(seq 1 "$setup_rounds"); do
+		if [ -z "${3:-}" ] || [ "$3" = "$r" ]; then field "setup round$r" "BenchmarkScaleSetup/$1-[0-9]+" "$2"; fi
+	done | med
+}
+# cmtime's connection, per run: create id, resolve addr, resolve route,
+# create qp and connect (its "total ms" column), summed; the round's median.
+cmtimems() {
+	section "setup round$1" | awk '
+		/^--- cmtime/ {if (n) print s; s = 0; n = 1; next}
+		$0 ~ /^(create id|resolve addr|resolve route|create qp|connect) *:/ {split($0, f, ":"); split(f[2], v, " "); s += v[1]}
+		END {if (n) print s}' | med
+}
+setuprows="" dialratios=""
+for r in $(seq 1 "$setup_rounds"); do
+	cm=$(cmtimems "$r") d=$(setup buffer=default dial-ms/op "$r") d64=$(setup buffer=64KiB dial-ms/op "$r")
+	d16=$(setup buffer=64KiB/depth=16 dial-ms/op "$r")
+	rt() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+	setuprows+="| $r | ${cm:-n/a} | ${d:-n/a} ($(rt "$d" "$cm")) | ${d64:-n/a} ($(rt "$d64" "$cm")) | ${d16:-n/a} ($(rt "$d16" "$cm")) |"$'\n'
+	dialratios+="$(rt "$d" "$cm") "
+done
 rpingms=$(section "rping setup" | awk '$1 == "rping-setup" {print $2}')
 scalerows=""
 for n in 0 100 400; do
@@ -191,6 +234,7 @@ cat >"$out/bench-rxe.json" <<JSON
   "rdmapool": {"round_trip_p50_us": $p50, "round_trip_p99_us": $p99, "allocs_per_op": $allocs, "pipelined_ops_per_s": ${opss:-0}},
   "rdmapool_tcp": {"round_trip_p50_us": ${tcp50:-0}, "allocs_per_op": ${tcpallocs:-0}, "pipelined_ops_per_s": ${tcpopss:-0}},
   "ratios": {"p50_vs_2x_ib_write_lat": $rw, "p50_vs_2x_ib_send_lat": $rs, "rdma_p50_vs_tcp_p50": $(awk -v a="$p50" -v b="${tcp50:-$p50}" 'BEGIN {printf "%.3f", a / b}')},
+  "setup": {"rounds": $setup_rounds, "cmtime_connect_ms": [$(for r in $(seq 1 "$setup_rounds"); do cmtimems "$r"; done | paste -sd, -)], "dial_default_ms": [$(for r in $(seq 1 "$setup_rounds"); do setup buffer=default dial-ms/op "$r"; done | paste -sd, -)], "dial_vs_cmtime": $(medof <<<"$dialratios" | grep -E '^[0-9.]+$' || echo null)},
   "hpet": {"ib_write_lat_typical_us": ${hwlat:-null}, "ib_send_lat_typical_us": ${hslat:-null}, "round_trip_p50_us": ${hp50:-null}, "p50_vs_2x_ib_write_lat": $hrw}
 }
 JSON
@@ -225,10 +269,17 @@ One connection's 64-byte round trip while N others to the same echo process stay
 | idle connections | p50 | p99 | CPU per round trip | fds per connection | pinned KiB per connection |
 | --- | --- | --- | --- | --- | --- |
 $scalerows
-| connection setup (Dial, one echoed byte, Close) | ms |
-| --- | --- |
-| rdmapool, default buffers | $(setup default) |
-| rdmapool, 64 KiB buffers | $(setup 64KiB) |
-| rping, ten serial runs (each includes a process start) | ${rpingms:-n/a} |
+Connection setup beside rdma_cm's own, $setup_rounds rounds in the same boot (the order alternating): cmtime's connection (create id, resolve addr and route, create qp, connect; median of five single-connection runs) and our Dial (ms; in parentheses, the ratio to cmtime's in the same round):
+
+| round | cmtime | Dial, default | Dial, 64 KiB buffers | Dial, 64 KiB, QueueDepth 16 |
+| --- | --- | --- | --- | --- |
+$setuprows
+| connection setup, median of the rounds (ms) | Dial | first echo | Close | whole |
+| --- | --- | --- | --- | --- |
+| rdmapool, default | $(setup buffer=default dial-ms/op) | $(setup buffer=default echo-ms/op) | $(setup buffer=default close-ms/op) | $(setup buffer=default ms/op) |
+| rdmapool, 64 KiB buffers | $(setup buffer=64KiB dial-ms/op) | $(setup buffer=64KiB echo-ms/op) | $(setup buffer=64KiB close-ms/op) | $(setup buffer=64KiB ms/op) |
+| rdmapool, 64 KiB, QueueDepth 16 | $(setup buffer=64KiB/depth=16 dial-ms/op) | $(setup buffer=64KiB/depth=16 echo-ms/op) | $(setup buffer=64KiB/depth=16 close-ms/op) | $(setup buffer=64KiB/depth=16 ms/op) |
+
+Dial (default) / cmtime, median of the rounds' ratios: $(medof <<<"$dialratios"). rping, ten serial runs (each includes a process start): ${rpingms:-n/a} ms each.
 MD
 cat "$out/bench-rxe.md"

@@ -29,7 +29,7 @@ set -euo pipefail
 MODULES=(crc32_generic ip6_udp_tunnel udp_tunnel configfs ib_core ib_uverbs iw_cm ib_cm
 	rdma_cm rdma_ucm rdma_rxe veth)
 # Tools every VM has. iproute2's ip wins over busybox's: /usr/bin precedes /bin on PATH.
-REQUIRED_TOOLS=(ip rdma ibv_devinfo rping ib_write_lat ib_send_lat ib_write_bw)
+REQUIRED_TOOLS=(ip rdma ibv_devinfo rping cmtime ib_write_lat ib_send_lat ib_write_bw)
 OPTIONAL_TOOLS=(ibv_devices ibv_rc_pingpong ib_read_lat ib_read_bw ib_send_bw
 	rdma_server rdma_client ucmatose udaddy)
 # Libraries present even though no binary here links them: dlopen'ed by purego
