@@ -27,7 +27,8 @@ const spinEnv = "RDMAPOOL_BENCH_SPINWAIT"
 // the RDMA connections (the child inherits it); unset, the default.
 const recvEnv = "RDMAPOOL_BENCH_RECVBUF"
 
-// keepaliveEnv sets both ends' Options.KeepaliveInterval.
+// keepaliveEnv, a duration, sets qp.Options.KeepaliveInterval for both ends
+// of the RDMA connections (the child inherits it); unset, the default.
 const keepaliveEnv = "RDMAPOOL_BENCH_KEEPALIVE"
 
 // depthEnv, a count, sets qp.Options.QueueDepth for both ends of the RDMA

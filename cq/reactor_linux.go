@@ -67,10 +67,12 @@ type Reactor struct {
 	// Owned by the reactor goroutine.
 	entries []entry
 	free    []uint32
-	live    []uint32           // slots with live entries
-	hot     []uint32           // slots of hot entries, in poll order
-	byCQ    map[uintptr]uint32 // a live entry's slot by its CQ's address, for events
-	chans   map[int32]*channel // by fd: the channels in the epoll set
+	live    []uint32 // slots with live entries
+	// coldNext is where in live the next timeout's pollCold begins.
+	coldNext int
+	hot      []uint32           // slots of hot entries, in poll order
+	byCQ     map[uintptr]uint32 // a live entry's slot by its CQ's address, for events
+	chans    map[int32]*channel // by fd: the channels in the epoll set
 	// unnotifiable counts the live entries without a channel.
 	unnotifiable int
 	wcs          verbs.Ptr[verbs.WC]         // C array of Batch WCs

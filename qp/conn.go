@@ -85,6 +85,7 @@ type Conn struct {
 	torndown    chan struct{}              // closed when every resource is freed
 	heldNotify  chan struct{}              // signalled when a Lease or reservation is taken
 	keepalive   atomic.Pointer[time.Timer] // set when ESTABLISHED, read by teardown
+	heard       atomic.Bool                // a receive completed since the last keepalive tick
 	onEstablish func(*Conn)                // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                // server: lets the Listener forget it
 	added       bool                       // the CQ is registered with the reactor
@@ -210,7 +211,10 @@ func (c *Conn) onEstablished() error {
 	// Both sides send keepalives (libvalkey's client does not; valkey-server
 	// takes them as nothing): a side that only reads learns of a peer gone
 	// without a disconnect (power loss, a cut link) when a keepalive's
-	// retries run out.
+	// retries run out. A side that heard from its peer since its last tick
+	// knows the peer is there and skips its own (sendKeepalive), so two
+	// idle ends of ours send one keepalive per interval between them, and a
+	// client of valkey-server, which sends its own, none.
 	// Stored before it is set: sendKeepalive resets it.
 	t := time.AfterFunc(time.Hour, c.sendKeepalive)
 	c.keepalive.Store(t)
@@ -227,9 +231,14 @@ func (c *Conn) sendKeepalive() {
 	if c.is(stClosing) || c.is(stPeerClosed) {
 		return
 	}
-	if err := c.sendCmd(cmd{opcode: opKeepalive}, false); err != nil {
-		c.fail(err)
-		return
+	// A keepalive is skipped when the peer was heard from since the last
+	// tick, unless writes wait for a completion: the keepalive, always
+	// signalled, tells of them, and the staging can then shrink.
+	if !c.heard.Swap(false) || c.sqPosted.Load() != c.sqDone.Load() {
+		if err := c.sendCmd(cmd{opcode: opKeepalive}, false); err != nil {
+			c.fail(err)
+			return
+		}
 	}
 	c.shrinkStaging()
 	c.keepalive.Load().Reset(c.opts.KeepaliveInterval)

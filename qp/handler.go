@@ -89,7 +89,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 		c.handleClosing(wcs)
 		return
 	}
-	sent, received := false, false
+	sent, received, heard := false, false, false
 	for i := range wcs {
 		wc := &wcs[i]
 		local := wc.Local()
@@ -120,6 +120,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 			sent = true
 			continue
 		}
+		heard = true
 		slot := local % uint32(c.sqDepth())
 		switch wc.Opcode() {
 		case verbs.WCRecv:
@@ -158,6 +159,9 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	// (655 ms) before it sends again.
 	if (repostNow || len(c.repost) > c.sqDepth()/8) && !c.postPendingRecvs() {
 		return
+	}
+	if heard && !c.heard.Load() {
+		c.heard.Store(true)
 	}
 	if received {
 		signal(c.rxNotify)
