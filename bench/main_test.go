@@ -38,33 +38,20 @@ const depthEnv = "RDMAPOOL_BENCH_QUEUEDEPTH"
 // rdmaOptions are the options of both ends of an RDMA connection.
 func rdmaOptions() (*qp.Options, error) {
 	var opts qp.Options
-	if v := os.Getenv(spinEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", spinEnv, err)
+	for _, e := range []struct {
+		name string
+		set  func(string) error
+	}{
+		{spinEnv, func(v string) (err error) { opts.SpinWait, err = time.ParseDuration(v); return err }},
+		{recvEnv, func(v string) (err error) { opts.RecvBufferSize, err = strconv.Atoi(v); return err }},
+		{keepaliveEnv, func(v string) (err error) { opts.KeepaliveInterval, err = time.ParseDuration(v); return err }},
+		{depthEnv, func(v string) (err error) { opts.QueueDepth, err = strconv.Atoi(v); return err }},
+	} {
+		if v := os.Getenv(e.name); v != "" {
+			if err := e.set(v); err != nil {
+				return nil, fmt.Errorf("%s: %w", e.name, err)
+			}
 		}
-		opts.SpinWait = d
-	}
-	if v := os.Getenv(recvEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", recvEnv, err)
-		}
-		opts.RecvBufferSize = n
-	}
-	if v := os.Getenv(keepaliveEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", keepaliveEnv, err)
-		}
-		opts.KeepaliveInterval = d
-	}
-	if v := os.Getenv(depthEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", depthEnv, err)
-		}
-		opts.QueueDepth = n
 	}
 	return &opts, nil
 }

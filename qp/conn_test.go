@@ -305,13 +305,21 @@ func TestManySmallWrites(t *testing.T) {
 	defer cli.Close()
 	defer srv.Close()
 	srv.SetDeadline(time.Now().Add(60 * time.Second))
-	const n = 5000
+	// Pause: let the reader park and the reactor handle some.
+	sendNumbered(t, cli, srv, 5000, 500)
+}
+
+// sendNumbered writes n 8-byte messages numbered 0..n-1 from w, one Write
+// each, and reads them back in order from r, sleeping 2 ms every pauseEvery
+// messages.
+func sendNumbered(t *testing.T, w, r *qp.Conn, n, pauseEvery int) {
+	t.Helper()
 	werr := make(chan error, 1)
 	go func() {
 		msg := make([]byte, 8)
 		for i := range n {
 			binary.LittleEndian.PutUint64(msg, uint64(i))
-			if _, err := cli.Write(msg); err != nil {
+			if _, err := w.Write(msg); err != nil {
 				werr <- err
 				return
 			}
@@ -320,14 +328,14 @@ func TestManySmallWrites(t *testing.T) {
 	}()
 	got := make([]byte, 8)
 	for i := range n {
-		if _, err := io.ReadFull(srv, got); err != nil {
+		if _, err := io.ReadFull(r, got); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 		if v := binary.LittleEndian.Uint64(got); v != uint64(i) {
 			t.Fatalf("message %d reads %d", i, v)
 		}
-		if i%500 == 0 {
-			time.Sleep(2 * time.Millisecond) // let the reader park and the reactor handle some
+		if i%pauseEvery == 0 {
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 	if err := <-werr; err != nil {

@@ -2,7 +2,6 @@ package qp_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"sync"
 	"testing"
@@ -25,34 +24,8 @@ func TestSmallQueueDepth(t *testing.T) {
 	srv.SetDeadline(time.Now().Add(90 * time.Second))
 	start := time.Now()
 
-	const n = 600
-	werr := make(chan error, 1)
-	go func() {
-		msg := make([]byte, 8)
-		for i := range n {
-			binary.LittleEndian.PutUint64(msg, uint64(i))
-			if _, err := cli.Write(msg); err != nil {
-				werr <- err
-				return
-			}
-		}
-		werr <- nil
-	}()
-	got := make([]byte, 8)
-	for i := range n {
-		if _, err := io.ReadFull(srv, got); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-		if v := binary.LittleEndian.Uint64(got); v != uint64(i) {
-			t.Fatalf("message %d reads %d", i, v)
-		}
-		if i%100 == 0 {
-			time.Sleep(2 * time.Millisecond) // the writer runs ahead: RNR retries, a full send queue
-		}
-	}
-	if err := <-werr; err != nil {
-		t.Fatal(err)
-	}
+	// The writer runs ahead of the pauses: RNR retries, a full send queue.
+	sendNumbered(t, cli, srv, 600, 100)
 
 	const size = 512 << 10
 	a, b := randBytes(size, 3), randBytes(size, 4)
