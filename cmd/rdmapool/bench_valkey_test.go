@@ -249,7 +249,7 @@ func TestBenchLoopAndIdle(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if code != 0 || len(lines) < 5 || !strings.HasPrefix(lines[0], `"test","rps"`) || strings.Count(out.String(), `"test"`) != 1 ||
 		!strings.HasPrefix(lines[3], `"PING_MBULK"`) || !strings.HasPrefix(lines[4], `"SET"`) {
-		t.Errorf("-l --csv: exit %d, stdout:\n%s", code, out.String())
+		t.Errorf("-l --csv: exit %d, stdout:\n%s\nstderr: %s", code, out.String(), errb.String())
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
