@@ -99,9 +99,10 @@ func describe(t *verbs.Table, dev verbs.Ptr[verbs.Device]) Device {
 	return d
 }
 
-// connectionLocked is what one connection with qp's default buffers
-// registers, and so locks: a 1 MiB receive buffer, a 1 MiB staging buffer
-// for a peer with the same, and 64 KiB of command slots.
+// connectionLocked is the most one connection with qp's default options
+// registers, and so locks, once its buffers have grown (an idle one
+// registers 192 KiB): a 1 MiB receive buffer, 1 MiB of staging for a peer
+// with the same, and 64 KiB of command slots.
 const connectionLocked = 2<<20 + 64<<10
 
 // exercise creates and frees a PD, a CQ and a registered buffer of one
