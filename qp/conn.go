@@ -245,9 +245,10 @@ func (c *Conn) sendKeepalive() {
 }
 
 // shrinkStaging gives the send staging memory back to its base size when no
-// write came since the last keepalive and every write has completed (the
-// keepalive just sent, always signalled, tells of those before it by the
-// next one). A writer, or a held reservation, holds wmu: then it is not idle.
+// write came since the last keepalive and every write has completed (while
+// writes wait for a completion a keepalive is sent, always signalled, and
+// tells of them by the next tick). A writer, or a held reservation, holds
+// wmu: then it is not idle.
 func (c *Conn) shrinkStaging() {
 	if !c.wmu.TryLock() {
 		return
