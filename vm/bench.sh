@@ -94,7 +94,7 @@ tag=
 echo "=== rdmapool tsc"
 ./bench.test -test.run '^\$' -test.bench 'Conn|Ring|PoolGetPut' -test.benchtime $benchtime -test.count $count -test.benchmem
 echo "=== rdmapool scale"
-./bench.test -test.run '^\$' -test.bench 'ScaleIdle' -test.benchtime 2000x -test.count 1
+./bench.test -test.run '^\$' -test.bench 'ScaleIdle|ScalePinned' -test.benchtime 2000x -test.count 1
 # Setup beside rdma_cm's own, in SETUP_ROUNDS rounds, the order alternating:
 # cmtime (rdmacm-utils) times rdma_cm's steps inside one process, without
 # its start: five runs of one connection each, every one against a server
@@ -208,6 +208,7 @@ for r in $(seq 1 "$setup_rounds"); do
 	setuprows+="| $r | ${cm:-n/a} | ${d:-n/a} ($(rt "$d" "$cm")) | ${d64:-n/a} ($(rt "$d64" "$cm")) | ${d16:-n/a} ($(rt "$d16" "$cm")) |"$'\n'
 	dialratios+="$(rt "$d" "$cm") "
 done
+pinned=$(field "$sc" 'BenchmarkScalePinned-[0-9]+' pinned-KiB/conn | med)
 rpingms=$(section "rping setup" | awk '$1 == "rping-setup" {print $2}')
 scalerows=""
 for n in 0 100 400; do
@@ -264,11 +265,13 @@ $rows
 | on the HPET: rdmapool round trip p50 | ${hp50:-n/a} µs |
 | on the HPET: p50 / (2 × ib_write_lat) | $hrw |
 
-One connection's 64-byte round trip while N others to the same echo process stay idle (64 KiB receive buffers on both ends; CPU of both processes per round trip; per idle connection, this process's file descriptors and pinned memory; \`bench.test -test.bench Scale\`):
+One connection's 64-byte round trip while N others to the same echo process stay idle (64 KiB receive buffers on both ends; CPU of both processes per round trip; per idle connection, this process's file descriptors and both processes' pinned memory; \`bench.test -test.bench ScaleIdle\`):
 
 | idle connections | p50 | p99 | CPU per round trip | fds per connection | pinned KiB per connection |
 | --- | --- | --- | --- | --- | --- |
 $scalerows
+Pinned memory per connection with the default options, both ends, after one round trip (\`BenchmarkScalePinned\`): ${pinned:-n/a} KiB.
+
 Connection setup beside rdma_cm's own, $setup_rounds rounds in the same boot (the order alternating): cmtime's connection (create id, resolve addr and route, create qp, connect; median of five single-connection runs) and our Dial (ms; in parentheses, the ratio to cmtime's in the same round):
 
 | round | cmtime | Dial, default | Dial, 64 KiB buffers | Dial, 64 KiB, QueueDepth 16 |
