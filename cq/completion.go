@@ -49,30 +49,3 @@ func (c *Completion) Flags() uint32 { return c.wc.WCFlags }
 func completions(wcs verbs.Ptr[verbs.WC], n int) []Completion {
 	return unsafeptr.Slice[Completion](wcs.Addr(), n)
 }
-
-// Poller polls one CQ from its owner's goroutine, for an InlinePoller's
-// own polls, into C memory the owner holds. Polling allocates nothing.
-type Poller struct {
-	ops *verbs.ContextOps
-	cq  verbs.Ptr[verbs.CQ]
-	wcs verbs.Ptr[verbs.WC]
-	n   int
-}
-
-// NewPoller returns a Poller of cq that reads up to n completions at a
-// time into wcs, a C array of n WCs that must outlive it.
-func NewPoller(cq verbs.Ptr[verbs.CQ], wcs verbs.Ptr[verbs.WC], n int) Poller {
-	return Poller{ops: verbs.CQOps(cq), cq: cq, wcs: wcs, n: n}
-}
-
-// Poll polls the CQ once and returns the completions it found, in place:
-// they are valid until the next Poll. It returns nil when there were none,
-// and when the CQ is in error, which the reactor's own poll reports to
-// the Handler (HandleCQError).
-func (p *Poller) Poll() []Completion {
-	n := verbs.PollCQ(p.ops, p.cq, p.n, p.wcs)
-	if n <= 0 {
-		return nil
-	}
-	return completions(p.wcs, n)
-}

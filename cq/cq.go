@@ -9,6 +9,12 @@
 // armed and found empty is polled no more until its event comes, so idle
 // CQs cost neither polls nor arms.
 //
+// The reactor owns the CQs. The queue pairs of one device share them
+// (Attach): a CQ holds the work requests of as many queue pairs as fit in
+// it, and all of a device's CQs report to one completion channel, so one
+// poll serves every connection with work, one arm covers the idle ones, and
+// a connection costs no file descriptor.
+//
 // The reactor is built for Linux, where it sleeps in epoll
 // (reactor_linux.go); on other systems (reactor_other.go) New fails, as
 // there is no RDMA there.
@@ -20,12 +26,14 @@ import (
 
 // Handler receives the completions of the work requests it posted.
 type Handler interface {
-	// HandleCompletions runs on the reactor's goroutine with consecutive
-	// completions for this handler. It must not block. wcs is valid only
-	// during the call.
-	HandleCompletions(wcs []Completion)
-	// HandleCQError runs on the reactor's goroutine when polling the CQ
-	// failed; the CQ is then removed from the reactor.
+	// HandleCompletions runs with consecutive completions for this
+	// handler, with its CQ's lock held: on the reactor's goroutine, or on
+	// the goroutine of a member of the same CQ that polls it inline
+	// (Member.PollLocked). byOwner is true when that member is this
+	// handler's own. It must not block. wcs is valid only during the call.
+	HandleCompletions(wcs []Completion, byOwner bool)
+	// HandleCQError runs when polling the CQ failed; the CQ is then polled
+	// no more.
 	HandleCQError(err error)
 }
 
@@ -47,10 +55,11 @@ type Stats struct {
 	EmptyPolls  uint64 // poll_cq calls that returned nothing
 	Completions uint64 // completions dispatched
 	Wakeups     uint64 // times the reactor slept and was woken
-	Stale       uint64 // completions whose wr_id named no live registration
+	Stale       uint64 // completions whose wr_id named no attached member
 	Timeouts    uint64 // sleeps that ended by sleepLimit, not by an event
 	Passes      uint64 // times the busy reactor let the netpoller run (netpass.Every)
-	CQs         int    // CQs registered now
+	CQs         int    // CQs the reactor has now
+	Members     int    // queue pairs attached now (Attach, until Release)
 	Hot         int    // CQs the reactor polls now (the others are armed and idle)
-	Channels    int    // completion channels in the reactor's epoll set now
+	Channels    int    // completion channels in the reactor's epoll set now: one per device
 }

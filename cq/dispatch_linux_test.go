@@ -9,14 +9,18 @@ import (
 // completion is a Completion of the work request wrid.
 func completion(wrid uint64) Completion { return Completion{wc: verbs.WC{WRID: wrid}} }
 
-type recorder struct{ got [][]uint64 }
+type recorder struct {
+	got   [][]uint64
+	owned []bool
+}
 
-func (r *recorder) HandleCompletions(wcs []Completion) {
+func (r *recorder) HandleCompletions(wcs []Completion, byOwner bool) {
 	var ids []uint64
 	for _, wc := range wcs {
 		ids = append(ids, uint64(wc.Local()))
 	}
 	r.got = append(r.got, ids)
+	r.owned = append(r.owned, byOwner)
 }
 func (r *recorder) HandleCQError(error) {}
 
@@ -41,12 +45,13 @@ func TestWRID(t *testing.T) {
 	}
 }
 
-// TestDispatch: runs of completions for the same registration reach its
-// handler together; completions of a stale generation or an unknown slot
-// are counted and dropped.
+// TestDispatch: runs of completions for the same member reach its handler
+// together, told whether the poller was that member; completions of a
+// stale generation or an unknown slot are counted and dropped.
 func TestDispatch(t *testing.T) {
 	a, b := &recorder{}, &recorder{}
-	r := &Reactor{entries: []entry{{gen: 3, h: a, live: true}, {gen: 1, h: b, live: true}}}
+	r := &Reactor{}
+	q := &queue{r: r, members: []member{{gen: 3, h: a, live: true}, {gen: 1, h: b, live: true}}}
 	ra, rb := Registration{0, 3}, Registration{1, 1}
 	old := Registration{0, 2}  // slot 0's previous generation
 	gone := Registration{7, 0} // no such slot
@@ -57,9 +62,14 @@ func TestDispatch(t *testing.T) {
 		completion(ra.SendWRID(5)),
 		completion(gone.RecvWRID(6)),
 	}
-	r.dispatch(wcs)
+	if own := q.dispatch(wcs, 1); own != 1 {
+		t.Errorf("dispatch with member 1 polling = %d of its own, want 1", own)
+	}
 	if len(a.got) != 2 || len(a.got[0]) != 2 || a.got[0][1] != 2 || a.got[1][0] != 5 {
 		t.Errorf("handler a got %v, want [[1 2] [5]]", a.got)
+	}
+	if len(b.owned) != 1 || !b.owned[0] || a.owned[0] || a.owned[1] {
+		t.Errorf("byOwner: a %v, b %v; want only b's true", a.owned, b.owned)
 	}
 	if len(b.got) != 1 || b.got[0][0] != 3 {
 		t.Errorf("handler b got %v, want [[3]]", b.got)
@@ -71,26 +81,26 @@ func TestDispatch(t *testing.T) {
 
 type nopHandler struct{ n int }
 
-func (h *nopHandler) HandleCompletions(wcs []Completion) { h.n += len(wcs) }
-func (h *nopHandler) HandleCQError(error)                {}
+func (h *nopHandler) HandleCompletions(wcs []Completion, _ bool) { h.n += len(wcs) }
+func (h *nopHandler) HandleCQError(error)                        {}
 
 // BenchmarkDispatch: a poll's batch of 16 completions for 4 queue pairs, in
 // runs of 2, handed to their handlers; an op is a batch.
 func BenchmarkDispatch(b *testing.B) {
 	const regs, batch = 4, 16
-	r := &Reactor{}
+	q := &queue{r: &Reactor{}}
 	hs := make([]*nopHandler, regs)
 	wcs := make([]Completion, batch)
 	for i := range regs {
 		hs[i] = &nopHandler{}
-		r.entries = append(r.entries, entry{gen: 1, h: hs[i], live: true})
+		q.members = append(q.members, member{gen: 1, h: hs[i], live: true})
 	}
 	for i := range wcs {
 		wcs[i] = completion(Registration{slot: uint32(i / 2 % regs), gen: 1}.RecvWRID(uint32(i)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		r.dispatch(wcs)
+		q.dispatch(wcs, noOwner)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/completion")
 }

@@ -4,51 +4,49 @@ import (
 	"sync/atomic"
 )
 
-// Locker is implemented by a Handler whose owner also polls the CQ itself
-// (inline polling, from a goroutine waiting for a completion). The reactor
-// then polls that CQ, and calls the handler, only while holding the lock,
-// and skips the CQ for a round when the owner holds it.
-type Locker interface {
-	TryLock() bool
-	Unlock()
-}
-
-// InlinePoller is a Locker whose owner tells the reactor, through Inline,
-// while it polls the CQ in a loop. The reactor then leaves that CQ to the
-// owner: it neither polls nor arms it, and it does not busy-poll on its
-// account, so a waiting owner and the reactor do not spin for the same
-// completions (two threads taking the CPU from each other, from the
-// kernel's RDMA work and from the peer).
-type InlinePoller interface {
-	Locker
-	Inline() *Inline
-}
-
-// Inline is what an InlinePoller's owner shares with the reactor.
+// Inline is what the members of a CQ that poll it themselves (inline
+// polling, from a goroutine waiting for a completion: Member.PollLocked)
+// share with the reactor. While one of them polls the CQ in a loop, the
+// reactor leaves the CQ to it: it neither polls nor arms it, and it does not
+// busy-poll on its account, so a waiting owner and the reactor do not spin
+// for the same completions (two threads taking the CPU from each other,
+// from the kernel's RDMA work and from the peer). The poller hands out every
+// member's completions meanwhile.
 //
-// The owner calls Begin before it polls in a loop and End after, and
-// BeforePark before it parks to wait for the reactor's dispatch: a CQ the
-// reactor left unarmed while the owner polled must be armed again before
-// anyone relies on its events, so BeforePark wakes the reactor when that is
-// the case. The reactor clears armed before it looks at polling, and the
-// owner ends polling before it looks at armed; so either the reactor sees
-// the owner polling and the owner then sees armed false, or the reactor arms
-// the CQ.
+// A goroutine calls Begin before it polls in a loop and End after, and Park
+// before it parks to wait for the reactor's dispatch (Unpark when it wakes):
+// a CQ the reactor left unarmed while members polled must be armed again
+// before anyone relies on its events, so Park, and the End of the last
+// poller while a waiter is parked, wake the reactor when the CQ is not
+// armed. The reactor clears armed before it looks at polling, and a poller
+// ends polling before it looks at armed (sequentially consistent atomics);
+// so either the reactor sees the poller and the poller then sees armed
+// false, or the reactor arms the CQ.
 type Inline struct {
-	polling atomic.Int32 // goroutines of the owner polling in a loop now
+	r       *Reactor
+	polling atomic.Int32 // goroutines polling the CQ in a loop now
+	parked  atomic.Int32 // goroutines parked waiting for the reactor's dispatch of it
 	armed   atomic.Bool  // the reactor armed the CQ and polled it after (cleared while it leaves the CQ unarmed or unpolled)
 }
 
-// Begin marks a goroutine of the owner as polling the CQ in a loop.
+// Begin marks a goroutine as polling the CQ in a loop.
 func (in *Inline) Begin() { in.polling.Add(1) }
 
 // End ends a Begin.
-func (in *Inline) End() { in.polling.Add(-1) }
-
-// BeforePark is called by a goroutine of the owner before it parks to wait
-// for r's dispatch of this CQ's completions.
-func (in *Inline) BeforePark(r *Reactor) {
-	if !in.armed.Load() {
-		r.wake()
+func (in *Inline) End() {
+	if in.polling.Add(-1) == 0 && in.parked.Load() > 0 && !in.armed.Load() {
+		in.r.wake()
 	}
 }
+
+// Park is called by a goroutine before it parks to wait for the reactor's
+// dispatch of the CQ's completions.
+func (in *Inline) Park() {
+	in.parked.Add(1)
+	if !in.armed.Load() {
+		in.r.wake()
+	}
+}
+
+// Unpark ends a Park, when the goroutine no longer waits.
+func (in *Inline) Unpark() { in.parked.Add(-1) }

@@ -61,16 +61,9 @@ func (r *Reactor) run() {
 			if lastWork.IsZero() {
 				lastWork = now
 			}
-			if now.Sub(lastWork) < r.opts.IdleSpin || r.hasUnnotifiable() {
+			if now.Sub(lastWork) < r.opts.IdleSpin {
 				continue
 			}
-		} else if r.hasUnnotifiable() {
-			// It cannot sleep: it polls on, yielding, and passes
-			// through the netpoller as when busy.
-			if !r.passIfDue(&lastPass, time.Now()) {
-				yieldThread()
-			}
-			continue
 		}
 		// Arm, then poll once more: a completion that arrived between the
 		// last poll and arming raised no event.
@@ -105,35 +98,32 @@ const coldPerTimeout = 256
 // again (they are armed), and makes hot one that had completions after all.
 // A cold CQ costs a poll now and then, not an arm.
 func (r *Reactor) pollCold() {
-	for k := 0; k < coldPerTimeout && k < len(r.live); k++ {
-		if r.coldNext >= len(r.live) {
+	for k := 0; k < coldPerTimeout && k < len(r.queues); k++ {
+		if r.coldNext >= len(r.queues) {
 			r.coldNext = 0
 		}
-		s := r.live[r.coldNext]
+		q := r.queues[r.coldNext]
 		r.coldNext++
-		e := &r.entries[s]
-		if e.hot || (e.inline != nil && e.inline.polling.Load() > 0) {
+		if q.hot || q.inline.polling.Load() > 0 {
 			continue
 		}
-		if e.lock != nil && !e.lock.TryLock() {
-			r.makeHot(s)
+		if !q.mu.TryLock() {
+			r.makeHot(q)
 			continue
 		}
-		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		n := verbs.PollCQ(q.ops, q.cq, r.opts.Batch, r.wcs)
 		r.polls.Add(1)
 		switch {
 		case n < 0:
-			r.makeHot(s) // pollAll reports the error
+			r.makeHot(q) // pollAll reports the error
 		case n == 0:
 			r.empty.Add(1)
 		default:
 			r.completions.Add(uint64(n))
-			r.dispatch(completions(r.wcs, n))
-			r.makeHot(s)
+			q.dispatch(completions(r.wcs, n), noOwner)
+			r.makeHot(q)
 		}
-		if e.lock != nil {
-			e.lock.Unlock()
-		}
+		q.mu.Unlock()
 	}
 }
 
@@ -154,7 +144,7 @@ func (r *Reactor) handleEvents(events []unix.EpollEvent) {
 // peekEvents takes the epoll set's events without waiting, when some CQ is
 // cold (its completions are announced there only).
 func (r *Reactor) peekEvents(events []unix.EpollEvent) {
-	if len(r.hot) == len(r.live) {
+	if len(r.hot) == len(r.queues) {
 		return
 	}
 	n, err := unix.EpollWait(r.epfd, events, 0)
@@ -187,9 +177,9 @@ func (r *Reactor) coolIdle() {
 		return // the sleep path arms it, as it always did
 	}
 	now := int64(time.Since(r.epoch))
-	for _, s := range r.hot {
-		if e := &r.entries[s]; e.emptyRun > 0 && e.emptyFrom == 0 {
-			e.emptyFrom = now
+	for _, q := range r.hot {
+		if q.emptyRun > 0 && q.emptyFrom == 0 {
+			q.emptyFrom = now
 		}
 	}
 	r.armAndCool(coolAfter, now-int64(coolTime))
@@ -215,86 +205,60 @@ func (r *Reactor) passIfDue(lastPass *time.Time, now time.Time) bool {
 }
 
 // pollAll polls each hot CQ once and dispatches what it found; it returns the
-// number of completions, and whether a CQ was skipped because its owner was
-// polling it.
+// number of completions, and whether a CQ was skipped because a member held
+// its lock.
 func (r *Reactor) pollAll() (total int, skipped bool) {
 	for i := 0; i < len(r.hot); i++ {
-		s := r.hot[i]
-		e := &r.entries[s]
-		armed := false
-		if in := e.inline; in != nil {
-			// As in armAll, armed is cleared before the look at
-			// polling. After an arm, the completions that came before
-			// it raise no event, and an owner polling now may take
-			// only some of them (one batch, then it returns): it ends
-			// polling before it looks at armed, sees false, and wakes
-			// the reactor, which polls the CQ then. When the reactor
-			// polls the CQ itself, below, the arm stands.
-			armed = in.armed.Swap(false)
-			if in.polling.Load() > 0 {
-				continue // the owner polls it (see Inline)
-			}
+		q := r.hot[i]
+		// As in armAndCool, armed is cleared before the look at polling.
+		// After an arm, the completions that came before it raise no
+		// event, and a member polling now may take only some of them
+		// (one batch, then it returns): it ends polling before it looks
+		// at armed, sees false, and wakes the reactor if a waiter is
+		// parked, which polls the CQ then. When the reactor polls the CQ
+		// itself, below, the arm stands.
+		armed := q.inline.armed.Swap(false)
+		if q.inline.polling.Load() > 0 {
+			continue // a member polls it (see Inline)
 		}
-		if e.lock != nil && !e.lock.TryLock() {
+		if !q.mu.TryLock() {
 			skipped = true
 			continue
 		}
-		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		n := verbs.PollCQ(q.ops, q.cq, r.opts.Batch, r.wcs)
 		if armed {
-			e.inline.armed.Store(true)
+			q.inline.armed.Store(true)
 		}
 		r.polls.Add(1)
 		if n < 0 {
-			r.failCQ(s, n)
+			r.failQueue(q, n)
+			q.mu.Unlock()
 			i--
 			continue
 		}
 		if n == 0 {
 			r.empty.Add(1)
-			e.emptyRun++
+			q.emptyRun++
 		} else {
-			e.emptyRun, e.emptyFrom = 0, 0
+			q.emptyRun, q.emptyFrom = 0, 0
 			total += n
 			r.completions.Add(uint64(n))
-			r.dispatch(completions(r.wcs, n))
+			q.dispatch(completions(r.wcs, n), noOwner)
 		}
-		if e.lock != nil {
-			e.lock.Unlock()
-		}
+		q.mu.Unlock()
 	}
 	return total, skipped
 }
 
-// dispatch hands each run of completions that name the same live
-// registration to its handler.
-func (r *Reactor) dispatch(wcs []Completion) {
-	for len(wcs) > 0 {
-		slot, gen := decode(wcs[0].wc.WRID)
-		n := 1
-		for n < len(wcs) {
-			if s, g := decode(wcs[n].wc.WRID); s != slot || g != gen {
-				break
-			}
-			n++
+// failQueue takes q, whose poll returned n < 0, out of the poll lists for
+// good and tells its members (q.mu held): the CQ is in error.
+func (r *Reactor) failQueue(q *queue, n int) {
+	q.broken = true
+	r.dropQueue(q)
+	err := fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n)
+	for _, m := range q.members {
+		if m.live {
+			m.h.HandleCQError(err)
 		}
-		if int(slot) < len(r.entries) && r.entries[slot].live && r.entries[slot].gen == gen {
-			r.entries[slot].h.HandleCompletions(wcs[:n])
-		} else {
-			r.stale.Add(uint64(n))
-		}
-		wcs = wcs[n:]
-	}
-}
-
-// failCQ takes the entry in slot, whose poll returned n < 0, out of the
-// reactor and tells its handler; the caller held the entry's lock (if it
-// has one) for the poll, and failCQ releases it after the handler.
-func (r *Reactor) failCQ(slot uint32, n int) {
-	e := &r.entries[slot]
-	h, lock := e.h, e.lock
-	r.removeSlot(slot)
-	h.HandleCQError(fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n))
-	if lock != nil {
-		lock.Unlock()
 	}
 }

@@ -15,40 +15,43 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-type entry struct {
-	gen     uint16
-	h       Handler
-	lock    Locker  // h, if it is one
-	inline  *Inline // h's, if it is an InlinePoller
-	cq      verbs.Ptr[verbs.CQ]
-	channel verbs.Ptr[verbs.CompChannel] // or none
-	ops     *verbs.ContextOps
-	live    bool
-	// hot: the CQ is in the poll list (hot). A CQ leaves it (goes cold)
-	// when the reactor armed it and then polled it empty (armAndCool):
-	// any completion after that raises an event, which puts it back. So
-	// an idle CQ costs no poll and no arm.
-	hot      bool
-	emptyRun uint32 // the hot CQ's polls in a row that found nothing
-	// emptyFrom is when coolIdle first saw the current run of empty
-	// polls (on the reactor's clock, since epoch); 0 while it has not,
-	// and after each poll that found completions.
-	emptyFrom int64
+// device is the reactor's CQs on one device (an ibv_context) and the
+// completion channel they all report to. It lives while a queue pair on the
+// device is attached: the last Release destroys its CQs, then the channel.
+// (A CQ is never destroyed while its channel lives on: soft-RoCE in Linux
+// 6.1 can queue a CQ's event after the CQ is destroyed, and
+// ibv_get_cq_event would then dereference the freed CQ.)
+type device struct {
+	ctx     verbs.Ptr[verbs.Context]
+	ch      verbs.Ptr[verbs.CompChannel]
+	maxCQE  int
+	queues  []*queue
+	members int // attached and not yet released
 }
 
-// channel is a completion channel in the reactor's epoll set, with the
-// live entries on it.
-type channel struct {
-	ch   verbs.Ptr[verbs.CompChannel]
-	refs int
+// room returns the first CQ of d with n entries free, or nil.
+func (d *device) room(n int) *queue {
+	for _, q := range d.queues {
+		if !q.broken && q.size-q.used >= n {
+			return q
+		}
+	}
+	return nil
 }
+
+// firstCQSize is the entries of a device's first CQ, at least: two queue
+// pairs of the default depth (2 × 2046 entries). Each further CQ is twice
+// the last one, up to the device's max_cqe, so that a process with one
+// connection pays for a small CQ and one with thousands has few.
+const firstCQSize = 4095
 
 type op struct {
-	add    *entry
-	addErr *error // where the reactor says why it could not add, before done
-	remove Registration
-	stop   bool
-	done   chan Registration
+	addDevice    *device
+	addQueue     *queue
+	removeDevice *device
+	stop         bool
+	err          *error // where the reactor says why an add failed, before done
+	done         chan struct{}
 }
 
 // Reactor polls CQs and dispatches their completions.
@@ -64,25 +67,24 @@ type Reactor struct {
 	pending    atomic.Bool
 	done       chan struct{}
 
+	devMu   sync.Mutex
+	devices map[uintptr]*device // by context address (devMu)
+
 	// Owned by the reactor goroutine.
-	entries []entry
-	free    []uint32
-	live    []uint32 // slots with live entries
-	// coldNext is where in live the next timeout's pollCold begins.
+	queues []*queue // every CQ polled, for pollCold
+	// coldNext is where in queues the next timeout's pollCold begins.
 	coldNext int
-	hot      []uint32           // slots of hot entries, in poll order
-	byCQ     map[uintptr]uint32 // a live entry's slot by its CQ's address, for events
-	chans    map[int32]*channel // by fd: the channels in the epoll set
-	// unnotifiable counts the live entries without a channel.
-	unnotifiable int
-	wcs          verbs.Ptr[verbs.WC]         // C array of Batch WCs
-	evOut        verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
+	hot      []*queue                    // in poll order
+	byCQ     map[uintptr]*queue          // by the CQ's address, for events
+	chans    map[int32]*device           // by channel fd: the channels in the epoll set
+	wcs      verbs.Ptr[verbs.WC]         // C array of Batch WCs
+	evOut    verbs.Ptr[verbs.CQEventOut] // for ibv_get_cq_event's out parameters
 
 	woken atomic.Bool // a wake's eventfd write is pending; see wake
-	epoch time.Time   // the reactor's clock: entry.emptyFrom counts from it
+	epoch time.Time   // the reactor's clock: queue.emptyFrom counts from it
 
 	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
-	cqs, hotCQs, channels                                       atomic.Int64
+	cqs, members, hotCQs, channels                              atomic.Int64
 }
 
 // New starts a reactor. The libraries must be bound (loader.Load).
@@ -148,46 +150,137 @@ func newReactor(opts Options, t *verbs.Table, wcs verbs.Ptr[verbs.WC], evOut ver
 	}
 	return &Reactor{opts: opts, t: t, epfd: epfd, evfd: evfd, ep: ep, epRC: rc,
 		wcs: wcs, evOut: evOut, done: make(chan struct{}),
-		byCQ: make(map[uintptr]uint32), chans: make(map[int32]*channel)}, nil
+		devices: make(map[uintptr]*device),
+		byCQ:    make(map[uintptr]*queue), chans: make(map[int32]*device)}, nil
 }
 
-// Add registers cq, whose completion channel is channel (or the zero Ptr
-// when it has none: then the reactor never sleeps while the CQ is
-// registered), with h. The caller destroys the channel after Remove; it
-// may be shared by several CQs.
-// From now on the reactor polls it; every work request on it must carry a
-// wr_id from the returned Registration.
-func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
-	if cq.IsNil() {
-		return Registration{}, errors.New("cq: Add of a NULL CQ")
+// Attach places a queue pair's completions, which need cqes entries (its
+// send and receive queues' depths), on a CQ of the device ctx, shared with
+// other queue pairs there, and routes them to h. Create the QP with
+// Member.CQ and give each work request a wr_id from the Member; after the
+// QP is destroyed, call Release.
+func (r *Reactor) Attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
+	if ctx.IsNil() || cqes <= 0 {
+		return nil, fmt.Errorf("cq: Attach of %d entries on device %#x", cqes, ctx.Addr())
 	}
-	if !channel.IsNil() {
-		if err := unix.SetNonblock(verbs.CompChannelFD(channel), true); err != nil {
-			return Registration{}, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
+	r.devMu.Lock()
+	defer r.devMu.Unlock()
+	d := r.devices[ctx.Addr()]
+	if d == nil {
+		var err error
+		if d, err = r.openDevice(ctx); err != nil {
+			return nil, err
 		}
 	}
-	e := &entry{h: h, cq: cq, channel: channel, ops: verbs.CQOps(cq), live: true}
-	e.lock, _ = h.(Locker)
-	if ip, ok := h.(InlinePoller); ok {
-		e.inline = ip.Inline()
+	q := d.room(cqes)
+	if q == nil {
+		var err error
+		if q, err = r.newQueue(d, cqes); err != nil {
+			if d.members == 0 {
+				r.closeDevice(d)
+			}
+			return nil, err
+		}
 	}
-	var err error
-	reg, ok := r.do(op{add: e, addErr: &err})
-	if !ok {
-		return Registration{}, errors.New("cq: reactor is closed")
-	}
-	return reg, err
+	q.used += cqes
+	d.members++
+	r.members.Add(1)
+	q.mu.Lock()
+	reg := q.attach(h)
+	q.mu.Unlock()
+	return &Member{q: q, reg: reg, cqes: cqes}, nil
 }
 
-// Remove unregisters a CQ. When it returns, the reactor no longer polls the
-// CQ nor calls its handler, so the caller may destroy it.
-func (r *Reactor) Remove(reg Registration) { r.do(op{remove: reg}) }
+// openDevice makes the completion channel of ctx's CQs and has the reactor
+// watch it (devMu held).
+func (r *Reactor) openDevice(ctx verbs.Ptr[verbs.Context]) (*device, error) {
+	ch, err := r.t.CreateCompChannel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &device{ctx: ctx, ch: ch, maxCQE: firstCQSize}
+	if attr, err := r.t.QueryDevice(ctx); err == nil && attr.MaxCQE > 0 {
+		d.maxCQE = int(attr.MaxCQE)
+	}
+	if err := unix.SetNonblock(verbs.CompChannelFD(ch), true); err != nil {
+		r.t.DestroyCompChannel(ch)
+		return nil, fmt.Errorf("cq: %w", os.NewSyscallError("fcntl", err))
+	}
+	var addErr error
+	if !r.do(op{addDevice: d, err: &addErr}) {
+		addErr = errReactorClosed
+	}
+	if addErr != nil {
+		r.t.DestroyCompChannel(ch)
+		return nil, addErr
+	}
+	r.devices[ctx.Addr()] = d
+	return d, nil
+}
 
-// Close stops the reactor and waits for its goroutine to end. CQs still
-// registered are no longer polled; Close does not destroy them. Remove
-// every CQ first: an owner still using the reactor (Inline.BeforePark)
-// may write to its wake-up eventfd after Close has closed it, and that
-// file descriptor number may by then belong to another file.
+var errReactorClosed = errors.New("cq: reactor is closed")
+
+// newQueue makes a CQ on d with room for at least cqes entries and has the
+// reactor poll it (devMu held).
+func (r *Reactor) newQueue(d *device, cqes int) (*queue, error) {
+	size := max(cqes, firstCQSize)
+	if n := len(d.queues); n > 0 {
+		size = max(size, 2*d.queues[n-1].size+1)
+	}
+	size = min(size, d.maxCQE)
+	if cqes > size {
+		return nil, fmt.Errorf("cq: a queue pair needs %d CQ entries; the device's CQs hold at most %d", cqes, d.maxCQE)
+	}
+	cq, err := r.t.CreateCQ(d.ctx, size, 0, d.ch, 0)
+	if err != nil {
+		return nil, err
+	}
+	wcs, err := verbs.Alloc[verbs.WC](r.t, r.opts.Batch)
+	if err != nil {
+		r.t.DestroyCQ(cq)
+		return nil, err
+	}
+	q := &queue{r: r, dev: d, cq: cq, ops: verbs.CQOps(cq), size: size, batch: r.opts.Batch, wcs: wcs}
+	q.inline.r = r
+	if !r.do(op{addQueue: q}) {
+		verbs.Release(r.t, wcs)
+		r.t.DestroyCQ(cq)
+		return nil, errReactorClosed
+	}
+	d.queues = append(d.queues, q)
+	return q, nil
+}
+
+// release gives back a member's cqes entries on q; the device's last
+// member closes it.
+func (r *Reactor) release(q *queue, cqes int) {
+	r.devMu.Lock()
+	defer r.devMu.Unlock()
+	q.used -= cqes
+	d := q.dev
+	d.members--
+	r.members.Add(-1)
+	if d.members == 0 {
+		r.closeDevice(d)
+	}
+}
+
+// closeDevice takes d's CQs and channel from the reactor, which acks
+// their pending events, and destroys them (devMu held, no member left).
+func (r *Reactor) closeDevice(d *device) {
+	delete(r.devices, d.ctx.Addr())
+	r.do(op{removeDevice: d}) // a closed reactor took the channel out when it stopped
+	for _, q := range d.queues {
+		verbs.Release(r.t, q.wcs)
+		r.t.DestroyCQ(q.cq)
+	}
+	d.queues = nil
+	r.t.DestroyCompChannel(d.ch)
+}
+
+// Close stops the reactor and waits for its goroutine to end. Release
+// every member first: the CQs of a device still attached are polled no
+// more, and are destroyed with its last Release.
 func (r *Reactor) Close() {
 	r.do(op{stop: true})
 	<-r.done
@@ -201,18 +294,20 @@ func (r *Reactor) Stats() Stats {
 	return Stats{
 		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
 		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(),
-		Passes: r.passes.Load(), CQs: int(r.cqs.Load()), Hot: int(r.hotCQs.Load()), Channels: int(r.channels.Load()),
+		Passes: r.passes.Load(), CQs: int(r.cqs.Load()), Members: int(r.members.Load()),
+		Hot: int(r.hotCQs.Load()), Channels: int(r.channels.Load()),
 	}
 }
 
-// do hands an operation to the reactor goroutine and waits for it.
-func (r *Reactor) do(o op) (Registration, bool) {
-	o.done = make(chan Registration, 1)
+// do hands an operation to the reactor goroutine and waits for it; it
+// reports false when the reactor has stopped.
+func (r *Reactor) do(o op) bool {
+	o.done = make(chan struct{}, 1)
 	r.mu.Lock()
 	select {
 	case <-r.done:
 		r.mu.Unlock()
-		return Registration{}, false
+		return false
 	default:
 	}
 	r.ops = append(r.ops, o)
@@ -220,10 +315,10 @@ func (r *Reactor) do(o op) (Registration, bool) {
 	r.mu.Unlock()
 	r.wake()
 	select {
-	case reg := <-o.done:
-		return reg, true
+	case <-o.done:
+		return true
 	case <-r.done:
-		return Registration{}, false
+		return false
 	}
 }
 
@@ -235,77 +330,47 @@ func (r *Reactor) applyOps() (stop bool) {
 	r.mu.Unlock()
 	for _, o := range ops {
 		switch {
-		case o.add != nil:
-			reg, err := r.addEntry(*o.add)
-			*o.addErr = err
-			o.done <- reg
+		case o.addDevice != nil:
+			*o.err = r.addChannel(o.addDevice)
+		case o.addQueue != nil:
+			q := o.addQueue
+			r.queues = append(r.queues, q)
+			r.byCQ[q.cq.Addr()] = q
+			r.makeHot(q)
+			r.cqs.Add(1)
+		case o.removeDevice != nil:
+			d := o.removeDevice
+			for _, q := range d.queues {
+				r.dropQueue(q)
+				r.cqs.Add(-1)
+			}
+			fd := int32(verbs.CompChannelFD(d.ch))
+			if r.chans[fd] == d {
+				r.dropChannel(fd)
+			}
 		case o.stop:
 			stop = true
-			o.done <- Registration{}
-		default:
-			if int(o.remove.slot) < len(r.entries) && r.entries[o.remove.slot].live && r.entries[o.remove.slot].gen == o.remove.gen {
-				r.removeSlot(o.remove.slot)
-			}
-			o.done <- Registration{}
 		}
+		o.done <- struct{}{}
 	}
 	return stop
 }
 
-func (r *Reactor) addEntry(e entry) (Registration, error) {
-	var slot uint32
-	if n := len(r.free); n > 0 {
-		slot = r.free[n-1]
-		r.free = r.free[:n-1]
-		e.gen = r.entries[slot].gen + 1
-		r.entries[slot] = e
-	} else {
-		slot = uint32(len(r.entries))
-		r.entries = append(r.entries, e)
+// dropQueue takes q out of the poll lists; it is idempotent.
+func (r *Reactor) dropQueue(q *queue) {
+	if r.byCQ[q.cq.Addr()] == q {
+		delete(r.byCQ, q.cq.Addr())
 	}
-	if !e.channel.IsNil() {
-		if err := r.refChannel(e.channel); err != nil {
-			r.entries[slot].live, r.entries[slot].h = false, nil
-			r.free = append(r.free, slot)
-			return Registration{}, err
-		}
-	}
-	r.live = append(r.live, slot)
-	if e.channel.IsNil() {
-		r.unnotifiable++
-	}
-	r.byCQ[e.cq.Addr()] = slot
-	r.makeHot(slot)
-	r.cqs.Add(1)
-	return Registration{slot: slot, gen: e.gen}, nil
-}
-
-func (r *Reactor) removeSlot(slot uint32) {
-	e := &r.entries[slot]
-	delete(r.byCQ, e.cq.Addr())
-	ch := e.channel
-	if e.hot {
-		e.hot = false
-		r.hot = without(r.hot, slot)
+	if q.hot {
+		q.hot = false
+		r.hot = without(r.hot, q)
 		r.hotCQs.Add(-1)
 	}
-	e.live, e.h, e.cq, e.channel, e.ops = false, nil, verbs.Ptr[verbs.CQ]{}, verbs.Ptr[verbs.CompChannel]{}, nil
-	r.live = without(r.live, slot)
-	if ch.IsNil() {
-		r.unnotifiable--
-	} else {
-		// Ack what is pending (destroy_cq waits for the acks of the
-		// events read): the CQ's own events, and other CQs' on a shared
-		// channel, which makes those hot.
-		r.drainEvents(int32(verbs.CompChannelFD(ch)))
-		r.unrefChannel(ch)
-	}
-	r.free = append(r.free, slot)
-	r.cqs.Add(-1)
+	r.queues = without(r.queues, q)
 }
 
 // without returns list without its element v, in order.
-func without(list []uint32, v uint32) []uint32 {
+func without(list []*queue, v *queue) []*queue {
 	for i, s := range list {
 		if s == v {
 			return append(list[:i], list[i+1:]...)
@@ -314,53 +379,31 @@ func without(list []uint32, v uint32) []uint32 {
 	return list
 }
 
-// makeHot puts a live entry in the poll list.
-func (r *Reactor) makeHot(slot uint32) {
-	e := &r.entries[slot]
-	if !e.hot {
-		e.hot, e.emptyRun, e.emptyFrom = true, 0, 0
-		r.hot = append(r.hot, slot)
+// makeHot puts a queue in the poll list.
+func (r *Reactor) makeHot(q *queue) {
+	if !q.hot {
+		q.hot, q.emptyRun, q.emptyFrom = true, 0, 0
+		r.hot = append(r.hot, q)
 		r.hotCQs.Add(1)
 	}
 }
 
-// refChannel takes a reference to ch for an entry, adding a caller's own
-// channel to the epoll set on its first use.
-func (r *Reactor) refChannel(ch verbs.Ptr[verbs.CompChannel]) error {
-	if c := r.chans[int32(verbs.CompChannelFD(ch))]; c != nil && c.ch == ch {
-		c.refs++
-		return nil
-	}
-	return r.addChannel(&channel{ch: ch, refs: 1})
-}
-
-func (r *Reactor) addChannel(c *channel) error {
-	fd := int32(verbs.CompChannelFD(c.ch))
+// addChannel adds a device's completion channel to the epoll set.
+func (r *Reactor) addChannel(d *device) error {
+	fd := int32(verbs.CompChannelFD(d.ch))
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd}
 	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 		// Without it the CQs' events would never wake the reactor.
 		return fmt.Errorf("cq: adding the completion channel to the reactor's epoll set: %w", os.NewSyscallError("epoll_ctl", err))
 	}
-	r.chans[fd] = c
+	r.chans[fd] = d
 	r.channels.Add(1)
 	return nil
 }
 
-// unrefChannel drops a reference to ch; the last one takes it out of the
-// epoll set.
-func (r *Reactor) unrefChannel(ch verbs.Ptr[verbs.CompChannel]) {
-	fd := int32(verbs.CompChannelFD(ch))
-	c := r.chans[fd]
-	if c == nil || c.ch != ch {
-		return
-	}
-	if c.refs--; c.refs > 0 {
-		return
-	}
-	r.dropChannel(fd, c)
-}
-
-func (r *Reactor) dropChannel(fd int32, c *channel) {
+// dropChannel takes a channel out of the epoll set and acks its pending
+// events (ibv_destroy_cq waits for the acks of the events read).
+func (r *Reactor) dropChannel(fd int32) {
 	unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)
 	r.drainEvents(fd)
 	delete(r.chans, fd)
@@ -368,8 +411,8 @@ func (r *Reactor) dropChannel(fd int32, c *channel) {
 }
 
 func (r *Reactor) shutdown() {
-	for fd, c := range r.chans {
-		r.dropChannel(fd, c)
+	for fd := range r.chans {
+		r.dropChannel(fd)
 	}
 	r.mu.Lock()
 	close(r.done)

@@ -5,6 +5,7 @@ package cq
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
@@ -14,18 +15,17 @@ var errNoReactor = errors.New("cq: the completion-queue reactor needs Linux (epo
 
 // Reactor polls CQs and dispatches their completions. Off Linux there is
 // none: New fails, and a Reactor's methods act as on one already closed.
-type Reactor struct{}
+type Reactor struct {
+	stale atomic.Uint64
+}
 
 // New fails off Linux.
 func New(opts Options) (*Reactor, error) { return nil, errNoReactor }
 
-// Add fails: the reactor is closed.
-func (r *Reactor) Add(cq verbs.Ptr[verbs.CQ], channel verbs.Ptr[verbs.CompChannel], h Handler) (Registration, error) {
-	return Registration{}, errors.New("cq: reactor is closed")
+// Attach fails: the reactor is closed.
+func (r *Reactor) Attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
+	return nil, errors.New("cq: reactor is closed")
 }
-
-// Remove does nothing.
-func (r *Reactor) Remove(reg Registration) {}
 
 // Close does nothing.
 func (r *Reactor) Close() {}
@@ -39,3 +39,7 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 func (r *Reactor) Stats() Stats { return Stats{} }
 
 func (r *Reactor) wake() {}
+
+func (r *Reactor) release(q *queue, cqes int) {}
+
+type device struct{}

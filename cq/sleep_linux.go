@@ -62,83 +62,73 @@ func yieldThread() {
 	runtime.LockOSThread()
 }
 
-// hasUnnotifiable reports whether some CQ has no completion channel, so the
-// reactor must not sleep.
-func (r *Reactor) hasUnnotifiable() bool { return r.unnotifiable > 0 }
-
 // drainEvents takes every pending event from the completion channel whose
 // file descriptor is fd and acks each once; the CQs they are for become
-// hot. An event for a CQ no longer registered is acked too: its owner's
-// ibv_destroy_cq waits for that.
+// hot. An event for a CQ no longer polled is acked too: ibv_destroy_cq
+// waits for that.
 func (r *Reactor) drainEvents(fd int32) {
-	c := r.chans[fd]
-	if c == nil {
+	d := r.chans[fd]
+	if d == nil {
 		return
 	}
 	for {
-		cq, errno := r.t.GetCQEventInto(c.ch, r.evOut)
+		cq, errno := r.t.GetCQEventInto(d.ch, r.evOut)
 		if errno != 0 {
 			return // EAGAIN: drained
 		}
 		r.t.AckCQEvents(cq, 1)
-		if s, ok := r.byCQ[cq.Addr()]; ok {
-			r.makeHot(s)
+		if q := r.byCQ[cq.Addr()]; q != nil {
+			r.makeHot(q)
 		}
 	}
 }
 
-// armAndCool arms each hot CQ that has a channel and has found nothing in
-// its last minEmpty polls, or since emptyBy (emptyFrom at or before it, when
-// emptyBy > 0), except those whose owner polls them (see Inline), and
-// polls it once more: a completion that came before the arm
-// raised no event. A CQ found empty then goes cold: it leaves the poll
-// list until its event comes. It returns the completions those polls
-// found, and whether a CQ was skipped because its owner held its lock.
+// armAndCool arms each hot CQ that has found nothing in its last minEmpty
+// polls, or since emptyBy (emptyFrom at or before it, when emptyBy > 0),
+// except those a member polls (see Inline), and polls it once more: a
+// completion that came before the arm raised no event. A CQ found empty
+// then goes cold: it leaves the poll list until its event comes. It returns
+// the completions those polls found, and whether a CQ was skipped because a
+// member held its lock.
 func (r *Reactor) armAndCool(minEmpty uint32, emptyBy int64) (total int, skipped bool) {
 	for i := 0; i < len(r.hot); i++ {
-		s := r.hot[i]
-		e := &r.entries[s]
-		idle := e.emptyRun >= minEmpty || (emptyBy > 0 && e.emptyRun > 0 && e.emptyFrom != 0 && e.emptyFrom <= emptyBy)
-		if e.channel.IsNil() || !idle {
+		q := r.hot[i]
+		idle := q.emptyRun >= minEmpty || (emptyBy > 0 && q.emptyRun > 0 && q.emptyFrom != 0 && q.emptyFrom <= emptyBy)
+		if !idle {
 			continue
 		}
-		if in := e.inline; in != nil {
-			in.armed.Store(false)
-			if in.polling.Load() > 0 {
-				continue
-			}
+		q.inline.armed.Store(false)
+		if q.inline.polling.Load() > 0 {
+			continue
 		}
-		if e.lock != nil && !e.lock.TryLock() {
+		if !q.mu.TryLock() {
 			skipped = true
 			continue
 		}
-		verbs.ReqNotifyCQ(e.ops, e.cq, false)
-		n := verbs.PollCQ(e.ops, e.cq, r.opts.Batch, r.wcs)
+		verbs.ReqNotifyCQ(q.ops, q.cq, false)
+		n := verbs.PollCQ(q.ops, q.cq, r.opts.Batch, r.wcs)
 		r.polls.Add(1)
 		if n < 0 {
-			r.failCQ(s, n)
+			r.failQueue(q, n)
+			q.mu.Unlock()
 			i--
 			continue
 		}
 		if n > 0 {
 			// Armed, and polled after: the arm stands, the CQ stays hot.
-			e.emptyRun, e.emptyFrom = 0, 0
+			q.emptyRun, q.emptyFrom = 0, 0
 			total += n
 			r.completions.Add(uint64(n))
-			r.dispatch(completions(r.wcs, n))
+			q.dispatch(completions(r.wcs, n), noOwner)
 		} else {
 			r.empty.Add(1)
-			e.hot = false
+			q.hot = false
 			r.hot = append(r.hot[:i], r.hot[i+1:]...)
 			i--
 			r.hotCQs.Add(-1)
 		}
-		if e.inline != nil {
-			e.inline.armed.Store(true)
-		}
-		if e.lock != nil {
-			e.lock.Unlock()
-		}
+		q.inline.armed.Store(true)
+		q.mu.Unlock()
 	}
 	return total, skipped
 }

@@ -58,14 +58,15 @@ func TestSleepLimit(t *testing.T) {
 // poll it before the reactor's poll after the arm, which skips the CQ. The
 // completions that came before the arm raise no event, and the owner may
 // take only a batch of them: so the skip must leave the CQ marked unarmed,
-// and the owner's BeforePark must wake the reactor to poll it. (Before
-// 0cdebc8 the mark stayed, and a parked waiter waited out the sleep limit.)
+// and a waiter's Park must wake the reactor to poll it. (Before 0cdebc8
+// the mark stayed, and a parked waiter waited out the sleep limit.)
 func TestOwnerPollingAfterArm(t *testing.T) {
 	r := newSleeper(t)
-	var in Inline
-	r.entries = []entry{{inline: &in, channel: verbs.PtrAt[verbs.CompChannel](1), live: true, hot: true}}
-	r.live, r.hot = []uint32{0}, []uint32{0}
-	in.armed.Store(true) // as armAll leaves a CQ it armed
+	q := &queue{r: r, hot: true}
+	q.inline.r = r
+	r.queues, r.hot = []*queue{q}, []*queue{q}
+	in := &q.inline
+	in.armed.Store(true) // as armAndCool leaves a CQ it armed
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {
 		t.Fatalf("pollAll = %d, %v; want the CQ left to its owner", n, skipped)
@@ -74,11 +75,11 @@ func TestOwnerPollingAfterArm(t *testing.T) {
 	if in.armed.Load() {
 		t.Error("after the reactor skipped it, the CQ is still marked armed")
 	}
-	in.BeforePark(r)
+	in.Park()
 	// A pending wake is taken at once; without one, the sleep runs to its
 	// limit and returns no event.
 	events := make([]unix.EpollEvent, 4)
 	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
-		t.Fatalf("sleep after BeforePark = %d events; want the wake's", n)
+		t.Fatalf("sleep after Park = %d events; want the wake's", n)
 	}
 }

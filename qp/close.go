@@ -120,17 +120,15 @@ func (c *Conn) eventLoop() {
 }
 
 // teardown disconnects and frees everything in reverse order of creation:
-// the CQ leaves the reactor (so it is polled no more), the event loop ends,
-// readers and writers leave (they were woken), then QP, CQ, channel, memory,
-// PD, the id and its event channel.
+// the connection leaves its CQ (its completions are handled no more), the
+// event loop ends, readers and writers leave (they were woken), then QP,
+// memory, PD, the QP's room on the CQ, the id and its event channel.
 func (c *Conn) teardown() {
 	defer close(c.torndown)
 	if c.onTeardown != nil {
 		defer c.onTeardown(c)
 	}
-	if t := c.keepalive.Load(); t != nil {
-		t.Stop() // a timer set after this look finds the connection closing and stops itself
-	}
+	stopKeepalives(c) // a tick under way finds the connection closing
 	if c.err == net.ErrClosed {
 		c.linger()
 	}
@@ -141,11 +139,13 @@ func (c *Conn) teardown() {
 	if c.is(stEstablished) && !c.is(stPeerClosed) && !errors.Is(c.err, ErrDeviceRemoved) {
 		c.t.Disconnect(c.id)
 	}
-	if c.added {
-		c.reactor.Remove(c.reg)
+	if c.member != nil {
+		// The handler is called no more; the QP's room on the CQ is
+		// given back once the QP is destroyed, below.
+		c.member.Leave()
 	}
 	if c.acquired {
-		defer releaseReactor() // after the CQ is destroyed
+		defer releaseReactor() // after the member's release
 	}
 	if c.ec != nil {
 		c.ec.shut() // ends the event loop
@@ -158,6 +158,9 @@ func (c *Conn) teardown() {
 	c.smu.Lock()
 	if c.res != nil {
 		c.res.destroy()
+	}
+	if c.member != nil {
+		c.member.Release()
 	}
 	if !c.id.IsNil() {
 		c.t.DestroyID(c.id)
@@ -192,13 +195,12 @@ func (c *Conn) linger() {
 			return // nothing more will complete successfully
 		}
 		c.smu.Lock()
-		done, posted := c.sqDone.Load(), c.sqPosted.Load()
-		if !marked && done == posted {
+		if !marked && !c.writesPending() {
 			c.smu.Unlock()
-			return // nothing outstanding
+			return // nothing outstanding but idle keepalives, which may be flushed
 		}
 		if !marked && c.sqFree() > 0 {
-			if err := c.postCmdLocked(cmd{opcode: opKeepalive}); err != nil {
+			if err := c.postCmdLocked(cmd{opcode: opKeepalive}, true); err != nil {
 				c.smu.Unlock()
 				return
 			}
@@ -213,15 +215,15 @@ func (c *Conn) linger() {
 			defer t.Stop()
 			timeout = t.C
 		}
-		c.parked.Add(1) // a poller that stops re-arms the CQ for us (spin.release)
-		c.h.inline.BeforePark(c.reactor)
+		in := c.member.Inline()
+		in.Park() // the CQ is armed, or the reactor polls it
 		expired := false
 		select {
 		case <-c.ctlNotify:
 		case <-timeout:
 			expired = true
 		}
-		c.parked.Add(-1)
+		in.Unpark()
 		if expired {
 			return
 		}

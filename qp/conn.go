@@ -41,7 +41,7 @@ type Conn struct {
 	res     *resources
 	rxRing  *mr.RecvRing
 	reactor *cq.Reactor
-	reg     cq.Registration
+	member  *cq.Member // the QP's place on a CQ shared with the device's other QPs
 	h       *completions
 	marks   readMarks // stage timings (stages.go)
 	local   Addr
@@ -67,29 +67,28 @@ type Conn struct {
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
 	txPassed  time.Duration // a waiting writer last let the netpoller run (spinwait.Now, wmu; see spin)
 	reserved  int           // the length of the slice Reserve returned (wmu)
-	parked    atomic.Int32  // readers and writers waiting for the reactor (park)
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex
 	sqPosted atomic.Uint32 // sequence number of the next send WR; advanced under smu
 	sqDone   atomic.Uint32 // every WR before this sequence has completed
+	sqBusy   atomic.Uint32 // the sequence after the last WR but an idle keepalive (writesPending)
 
 	// Reactor-side scratch (only the reactor goroutine touches it).
 	repost []uint32
 
 	// State.
-	state       atomic.Uint32              // st* bits: where the connection is in its life
-	err         error                      // terminal error, written once (stFailed) before stClosing is set and done closed
-	done        chan struct{}              // closed when the connection is finished
-	evDone      chan struct{}              // closed when the event loop has returned
-	torndown    chan struct{}              // closed when every resource is freed
-	heldNotify  chan struct{}              // signalled when a Lease or reservation is taken
-	keepalive   atomic.Pointer[time.Timer] // set when ESTABLISHED, read by teardown
-	heard       atomic.Bool                // a receive completed since the last keepalive tick
-	onEstablish func(*Conn)                // server: hands the connection to its Listener
-	onTeardown  func(*Conn)                // server: lets the Listener forget it
-	added       bool                       // the CQ is registered with the reactor
-	acquired    bool                       // the process-wide reactor was acquired
+	state       atomic.Uint32                  // st* bits: where the connection is in its life
+	err         error                          // terminal error, written once (stFailed) before stClosing is set and done closed
+	done        chan struct{}                  // closed when the connection is finished
+	evDone      chan struct{}                  // closed when the event loop has returned
+	torndown    chan struct{}                  // closed when every resource is freed
+	heldNotify  chan struct{}                  // signalled when a Lease or reservation is taken
+	keepalives  atomic.Pointer[keepaliveWheel] // set when ESTABLISHED, read by teardown
+	heard       atomic.Bool                    // a receive completed since the last keepalive tick
+	onEstablish func(*Conn)                    // server: hands the connection to its Listener
+	onTeardown  func(*Conn)                    // server: lets the Listener forget it
+	acquired    bool                           // the process-wide reactor was acquired
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -154,7 +153,9 @@ func (c *Conn) setup() error {
 
 // prepare makes the resources but the QP, which need only the device of
 // ctx (for a client, known once its address is resolved; for a Listener's
-// spare, before the id exists), and registers the CQ with the reactor.
+// spare, before the id exists), and takes the QP's place on a CQ of the
+// reactor's: 2d entries, room for every work request of both queues, which
+// a QP in error flushes.
 func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 	c.h = &completions{c: c}
 	var err error
@@ -166,16 +167,15 @@ func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 		}
 		c.acquired = true
 	}
-	res, err := newResources(c.t, ctx, min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
+	if c.member, err = c.reactor.Attach(ctx, 2*c.opts.QueueDepth, c.h); err != nil {
+		return err
+	}
+	res, err := newResources(c.t, ctx, c.member.CQ(), min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}
 	c.res = res
 	c.rxRing = mr.NewRecvRing(res.rx)
-	if c.reg, err = c.reactor.Add(res.cq, res.cc, c.h); err != nil {
-		return err
-	}
-	c.added = true
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (c *Conn) setupQP() error {
 	return c.res.postRecvs(slots, c.recvWRID)
 }
 
-func (c *Conn) recvWRID(slot uint32) uint64 { return c.reg.RecvWRID(slot) }
+func (c *Conn) recvWRID(slot uint32) uint64 { return c.member.RecvWRID(slot) }
 
 // established runs when rdma_cm reports ESTABLISHED: learn the addresses,
 // advertise the receive buffer, start keepalives.
@@ -205,58 +205,16 @@ func (c *Conn) onEstablished() error {
 	m := c.registerCmd()
 	c.rxArmedAt = time.Now()
 	c.rxArmed.Store(true)
-	if err := c.sendCmd(m, true); err != nil {
+	if err := c.sendCmd(m, true, true); err != nil {
 		return err
 	}
-	// Both sides send keepalives (libvalkey's client does not; valkey-server
-	// takes them as nothing): a side that only reads learns of a peer gone
-	// without a disconnect (power loss, a cut link) when a keepalive's
-	// retries run out. A side that heard from its peer since its last tick
-	// knows the peer is there and skips its own (sendKeepalive), so two
-	// idle ends of ours send one keepalive per interval between them, and a
-	// client of valkey-server, which sends its own, none.
-	// Stored before it is set: sendKeepalive resets it.
-	t := time.AfterFunc(time.Hour, c.sendKeepalive)
-	c.keepalive.Store(t)
-	t.Reset(c.opts.KeepaliveInterval)
+	startKeepalives(c)
 	return nil
 }
 
 func (c *Conn) registerCmd() cmd {
 	rx := c.res.rx
 	return cmd{opcode: opRegisterXferMemory, addr: rx.Addr(), length: uint32(rx.Len()), rkey: rx.RKey()}
-}
-
-func (c *Conn) sendKeepalive() {
-	if c.is(stClosing) || c.is(stPeerClosed) {
-		return
-	}
-	// A keepalive is skipped when the peer was heard from since the last
-	// tick, unless writes wait for a completion: the keepalive, always
-	// signalled, tells of them, and the staging can then shrink.
-	if !c.heard.Swap(false) || c.sqPosted.Load() != c.sqDone.Load() {
-		if err := c.sendCmd(cmd{opcode: opKeepalive}, false); err != nil {
-			c.fail(err)
-			return
-		}
-	}
-	c.shrinkStaging()
-	c.keepalive.Load().Reset(c.opts.KeepaliveInterval)
-}
-
-// shrinkStaging gives the send staging memory back to its base size when no
-// write came since the last keepalive and every write has completed (while
-// writes wait for a completion a keepalive is sent, always signalled, and
-// tells of them by the next tick). A writer, or a held reservation, holds
-// wmu: then it is not idle.
-func (c *Conn) shrinkStaging() {
-	if !c.wmu.TryLock() {
-		return
-	}
-	defer c.wmu.Unlock()
-	if !c.is(stClosing) { // teardown frees res under wmu, after setting stClosing
-		c.res.tx.Shrink(c.sqDone.Load())
-	}
 }
 
 // pinned is the registered memory of the connection: command slots, the

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
@@ -35,6 +36,7 @@ type env struct {
 	addr    netip.Addr
 	l       *qp.Listener
 	opts    *qp.Options
+	dial    *qp.Options // the dialling end's, when not opts
 	before  map[string]int
 	goBefor int
 }
@@ -93,7 +95,7 @@ func (e *env) pairErr() (cli, srv *qp.Conn, err error) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := qp.Dial(ctx, e.l.Addr().String(), e.opts)
+		c, err := qp.Dial(ctx, e.l.Addr().String(), cmp.Or(e.dial, e.opts))
 		ch <- res{c, err}
 	}()
 	srv, err = e.l.AcceptConn(ctx)
@@ -108,6 +110,20 @@ func (e *env) pairErr() (cli, srv *qp.Conn, err error) {
 		return nil, nil, cmp.Or(err, r.err)
 	}
 	return r.c, srv, nil
+}
+
+// ownCQ gives the ends that pair dials a reactor of their own, and so a CQ
+// apart from the listener's ends: a test that holds one end's completions
+// (HoldCompletions) holds those of every connection on its CQ.
+func (e *env) ownCQ() {
+	r, err := cq.New(cq.Options{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(r.Close) // before check, after the test's own Close calls
+	o := *e.opts
+	o.Reactor = r
+	e.dial = &o
 }
 
 func randBytes(n int, seed uint64) []byte {
@@ -550,6 +566,7 @@ func TestPeerCloseMidStream(t *testing.T) {
 // return the data, then io.EOF.
 func TestPeerCloseBeforeDataHandled(t *testing.T) {
 	e := newEnv(t, &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1})
+	e.ownCQ()
 	cli, srv := e.pair()
 	defer srv.Close()
 	release := srv.HoldCompletions()
@@ -596,6 +613,7 @@ func TestPeerCloseDataHandledBetweenLooks(t *testing.T) {
 	opts := &qp.Options{RecvBufferSize: 16 << 10, SpinWait: -1}
 	hook := qp.ReadLooksHook(opts)
 	e := newEnv(t, opts)
+	e.ownCQ()
 	cli, srv := e.pair()
 	defer srv.Close()
 	release := srv.HoldCompletions()
@@ -682,21 +700,41 @@ func TestCloseWaitsForSends(t *testing.T) {
 
 // TestCloseLingerBounded: when the completions of what was sent do not
 // come (held back here; in life a peer that stopped answering), Close ends
-// after its linger limit, and frees everything.
+// its linger after the limit and disconnects, and frees everything. The
+// hold is on the CQ, which the teardown needs to leave, so the test lets go
+// of it once the peer sees the disconnect that follows the linger.
 func TestCloseLingerBounded(t *testing.T) {
 	e := newEnv(t, &qp.Options{CloseLinger: 100 * time.Millisecond})
+	e.ownCQ()
 	cli, srv := e.pair()
 	defer srv.Close()
 	// One byte through first, so that the client has the server's
 	// RegisterXferMemory before its completions are held.
 	checkOne(t, cli, srv)
 	release := cli.HoldCompletions()
-	defer release()
+	held := true
+	defer func() {
+		if held {
+			release()
+		}
+	}()
 	cli.SetWriteDeadline(time.Now().Add(20 * time.Second))
 	if _, err := cli.Write([]byte("tail")); err != nil {
 		t.Fatal(err)
 	}
-	closeWithin(t, cli, 30*time.Second)
+	closed := make(chan struct{})
+	go func() {
+		cli.Close()
+		close(closed)
+	}()
+	waitPeerClosed(t, srv) // the linger ended: 20 s at most, not the hour a lost completion could take
+	release()
+	held = false
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close still running 30 s after the linger ended")
+	}
 }
 
 // checkOne writes a byte from w and reads it at r.

@@ -1,15 +1,21 @@
 package qp
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // InlineCap is the max_inline_data the provider granted c's QP.
 func (c *Conn) InlineCap() uint32 { return c.res.inline }
 
 // HoldCompletions keeps the reactor and inline polls from handling c's
-// completions until the returned function is called.
+// completions (those of every connection on its CQ) until the returned
+// function is called.
 func (c *Conn) HoldCompletions() (release func()) {
-	c.h.mu.Lock()
-	return c.h.mu.Unlock
+	for !c.member.TryLock() {
+		runtime.Gosched()
+	}
+	return c.member.Unlock
 }
 
 // ReadLooksHook gives o a hook: a function stored in it runs in every Read

@@ -2,39 +2,37 @@ package qp
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
-// completions is a connection's cq.Handler. Its lock serialises the
-// handling of the connection's completions between the reactor and a reader
-// or writer that polls the CQ itself while it waits (pollInline).
+// completions is a connection's cq.Handler. The CQ's lock, which the
+// reactor and any member that polls the CQ inline hold while they hand out
+// its completions, serialises their handling.
 type completions struct {
-	c      *Conn
-	mu     sync.Mutex
-	inline cq.Inline
+	c *Conn
 }
 
-const inlineBatch = 16
-
-func (h *completions) HandleCompletions(wcs []cq.Completion) { h.c.handleCompletions(wcs, true) }
-func (h *completions) HandleCQError(err error)               { h.c.fail(err) }
-func (h *completions) TryLock() bool                         { return h.mu.TryLock() }
-func (h *completions) Unlock()                               { h.mu.Unlock() }
-func (h *completions) Inline() *cq.Inline                    { return &h.inline }
+// HandleCompletions handles the connection's completions. Its own waiter's
+// inline poll (byOwner) leaves the receives for its next poll; anyone
+// else's re-posts them at once.
+func (h *completions) HandleCompletions(wcs []cq.Completion, byOwner bool) {
+	h.c.handleCompletions(wcs, !byOwner)
+}
+func (h *completions) HandleCQError(err error) { h.c.fail(err) }
 
 // pollInline polls the connection's CQ from the calling goroutine, unless
-// the reactor is polling it; it reports whether it handled completions.
-// Waiting readers and writers call it before they park, which saves the
-// reactor's wake-up of the goroutine on the latency path.
+// the reactor or another member is polling it, handing out every
+// connection's completions it finds; it reports whether some were this
+// connection's. Waiting readers and writers call it before they park, which
+// saves the reactor's wake-up of the goroutine on the latency path.
 func (c *Conn) pollInline() bool {
-	h := c.h
-	if !h.mu.TryLock() {
+	m := c.member
+	if !m.TryLock() {
 		return false
 	}
-	defer h.mu.Unlock()
+	defer m.Unlock()
 	if c.is(stClosing) || !c.postPendingRecvs() {
 		return false
 	}
@@ -42,26 +40,22 @@ func (c *Conn) pollInline() bool {
 	if StagesEnabled {
 		t0 = stageNow()
 	}
-	wcs := c.res.poller.Poll()
-	if len(wcs) == 0 {
-		if StagesEnabled {
-			stagePollMiss.since(t0)
-		}
-		return false
-	}
+	own := m.PollLocked()
 	if StagesEnabled {
-		t1 := stageNow()
-		stagePollHit.record(t1 - t0)
-		c.marks.polled(t1)
-		defer stageHandle.since(t1)
+		if own == 0 {
+			stagePollMiss.since(t0)
+		} else {
+			t1 := stageNow()
+			stagePollHit.record(t1 - t0)
+			c.marks.polled(t1)
+		}
 	}
-	c.handleCompletions(wcs, false)
-	return true
+	return own > 0
 }
 
 // postPendingRecvs re-posts the receives that the last inline handling
-// consumed (c.h locked); it reports false if that failed, which fails the
-// connection.
+// consumed (the CQ's lock held); it reports false if that failed, which
+// fails the connection.
 func (c *Conn) postPendingRecvs() bool {
 	if len(c.repost) == 0 {
 		return true
@@ -82,8 +76,8 @@ func (c *Conn) postPendingRecvs() bool {
 // ibv_post_recv is not between a message's arrival and its reader: with
 // 1023 receives posted, at most one batch (inlineBatch) waits, and a
 // peer that found none posted would retry (rnr_retry 7, without end). It
-// runs with c.h's lock held, on the reactor goroutine or in pollInline,
-// and never blocks.
+// runs with the CQ's lock held, on the reactor goroutine or in a member's
+// pollInline, and never blocks.
 func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	if c.is(stClosing) {
 		c.handleClosing(wcs)
@@ -222,7 +216,7 @@ func (c *Conn) handleCmd(slot, byteLen uint32) error {
 		}
 		// valkey-server answers with the same opcode, the select echoed,
 		// and no features.
-		if err := c.sendCmd(cmd{opcode: opGetServerFeature, sel: m.sel}, false); err != nil {
+		if err := c.sendCmd(cmd{opcode: opGetServerFeature, sel: m.sel}, true, false); err != nil {
 			return err
 		}
 	case opSetClientFeature:

@@ -119,7 +119,7 @@ func (c *Conn) consume(n int) error {
 		return nil
 	}
 	c.rearm()
-	if err := c.sendCmd(c.registerCmd(), true); err != nil {
+	if err := c.sendCmd(c.registerCmd(), true, true); err != nil {
 		if err == errQPDown {
 			return nil // the peer is gone: the next Read says so (io.EOF)
 		}

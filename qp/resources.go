@@ -1,7 +1,6 @@
 package qp
 
 import (
-	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -9,8 +8,9 @@ import (
 // The per-connection verbs resources. A connection of queue depth d
 // (Options.QueueDepth) has d receives posted, command-buffer slots 0..d-1
 // for them and d..2d-1 for control SENDs, a send queue of d work requests
-// (max_send_wr) and a CQ of 2d entries, room for every work request of
-// both queues, which a QP in error flushes.
+// (max_send_wr) and 2d entries of a CQ it shares with the device's other
+// connections (package cq), room for every work request of both queues,
+// which a QP in error flushes.
 const (
 	// defaultQueueDepth is the Valkey peers' 1024 less one: soft-RoCE
 	// keeps one slot of each queue empty and rounds the slots up to a
@@ -20,7 +20,7 @@ const (
 	// or to the request itself.
 	defaultQueueDepth = 1023
 	minQueueDepth     = 16
-	maxQueueDepth     = 8191 // a CQ of 2d entries within soft-RoCE's max_cqe, 32767
+	maxQueueDepth     = 8191 // 2d CQ entries within soft-RoCE's max_cqe, 32767
 
 	// inlineAsk is the max_inline_data asked of the provider: writes up
 	// to what it grants are posted IBV_SEND_INLINE, their bytes copied
@@ -32,14 +32,13 @@ const (
 // scratch is the off-heap memory for work requests, each part a C array
 // sized by its mirror: every receive WR and its SGE (one per command slot,
 // so a batch of slots is re-posted as one chain), one send WR and SGE
-// (posting is serialised), the bad-WR slot, and the WCs of inline polls.
+// (posting is serialised) and the bad-WR slot.
 type scratch struct {
-	recvWRs   verbs.Ptr[verbs.RecvWR] // depth
-	recvSGEs  verbs.Ptr[verbs.SGE]    // depth
-	sendWR    verbs.Ptr[verbs.SendWR]
-	sendSGE   verbs.Ptr[verbs.SGE]
-	badWR     verbs.Ptr[verbs.BadWR]
-	inlineWCs verbs.Ptr[verbs.WC] // inlineBatch
+	recvWRs  verbs.Ptr[verbs.RecvWR] // depth
+	recvSGEs verbs.Ptr[verbs.SGE]    // depth
+	sendWR   verbs.Ptr[verbs.SendWR]
+	sendSGE  verbs.Ptr[verbs.SGE]
+	badWR    verbs.Ptr[verbs.BadWR]
 }
 
 // alloc allocates every part, with depth receive WRs and SGEs; on failure,
@@ -57,16 +56,12 @@ func (s *scratch) alloc(t *verbs.Table, depth int) (err error) {
 	if s.sendSGE, err = verbs.Alloc[verbs.SGE](t, 1); err != nil {
 		return err
 	}
-	if s.badWR, err = verbs.Alloc[verbs.BadWR](t, 1); err != nil {
-		return err
-	}
-	s.inlineWCs, err = verbs.Alloc[verbs.WC](t, inlineBatch)
+	s.badWR, err = verbs.Alloc[verbs.BadWR](t, 1)
 	return err
 }
 
 // free frees every part, in reverse order; it is idempotent.
 func (s *scratch) free(t *verbs.Table) {
-	verbs.Release(t, s.inlineWCs)
 	verbs.Release(t, s.badWR)
 	verbs.Release(t, s.sendSGE)
 	verbs.Release(t, s.sendWR)
@@ -75,24 +70,19 @@ func (s *scratch) free(t *verbs.Table) {
 	*s = scratch{}
 }
 
-// resources are a connection's PD, completion channel, CQ, registered
-// memory and QP. Creation is in this order (newResources, then createQP
-// once the id has its route, so that a client makes the rest while the
-// route resolves); destroy frees in reverse.
+// resources are a connection's PD, registered memory and QP, on a CQ of
+// the reactor's (cq.Member). Creation is in this order (newResources, then
+// createQP once the id has its route, so that a client makes the rest while
+// the route resolves); destroy frees in reverse.
 //
-// The completion channel is the connection's own, not one shared by the
-// CQs of a device: soft-RoCE (Linux 6.1) can queue a CQ's event after the
-// CQ is destroyed, and a reactor reading a shared channel then handed that
-// event to ibv_get_cq_event, which dereferences the freed CQ (a SIGSEGV in
-// the VM when 400 connections closed at once). A connection's own channel
-// is destroyed with its CQ, unread.
+// The PD is the connection's own, so that no peer can write into another
+// connection's receive buffer with a guessed rkey.
 type resources struct {
 	t       *verbs.Table
 	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to (createQP)
 	ctx     verbs.Ptr[verbs.Context]
 	pd      verbs.Ptr[verbs.PD]
-	cc      verbs.Ptr[verbs.CompChannel]
-	cq      verbs.Ptr[verbs.CQ]
+	cq      verbs.Ptr[verbs.CQ] // the reactor's, shared
 	qp      verbs.Ptr[verbs.QP] // owned by the id
 	ops     *verbs.ContextOps
 	mpd     mr.PD        // pd, to register memory with
@@ -100,18 +90,17 @@ type resources struct {
 	rx      *mr.Region   // the receive buffer now advertised, the only remotely writable memory (replaced at a re-arm, under rmu)
 	tx      *mr.SendRing // staging for writes into the peer's receive buffer (wmu)
 	scratch scratch
-	poller  cq.Poller // inline polls of cq, into scratch.inlineWCs
-	device  string    // the device's name, for removals (removal.go)
-	inline  uint32    // max_inline_data the provider granted
-	depth   int       // the queue depth: receives posted, send-queue entries
+	device  string // the device's name, for removals (removal.go)
+	inline  uint32 // max_inline_data the provider granted
+	depth   int    // the queue depth: receives posted, send-queue entries
 }
 
 // newResources makes everything but the QP on the device of ctx, with a
-// queue depth of depth.
-func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], rxSize, depth int) (_ *resources, err error) {
+// queue depth of depth, for a QP on cq.
+func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], cq verbs.Ptr[verbs.CQ], rxSize, depth int) (_ *resources, err error) {
 	// r is not the named result, so that "return nil, err" leaves it for
 	// the deferred destroy to free what was created.
-	r := &resources{t: t, ctx: ctx, depth: depth}
+	r := &resources{t: t, ctx: ctx, cq: cq, depth: depth}
 	defer func() {
 		if err != nil {
 			r.destroy()
@@ -120,12 +109,6 @@ func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], rxSize, depth in
 	r.device = t.ContextDeviceName(ctx)
 	deviceBack(r.device)
 	if r.pd, err = t.AllocPD(ctx); err != nil {
-		return nil, err
-	}
-	if r.cc, err = t.CreateCompChannel(ctx); err != nil {
-		return nil, err
-	}
-	if r.cq, err = t.CreateCQ(ctx, 2*depth, 0, r.cc, 0); err != nil {
 		return nil, err
 	}
 	pd := mr.NewPD(r.pd)
@@ -140,7 +123,6 @@ func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], rxSize, depth in
 	if err = r.scratch.alloc(t, depth); err != nil {
 		return nil, err
 	}
-	r.poller = cq.NewPoller(r.cq, r.scratch.inlineWCs, inlineBatch)
 	// Each receive WR i points at SGE i, which covers command slot i.
 	for i := range depth {
 		sge := r.scratch.recvSGEs.Index(i)
@@ -235,8 +217,8 @@ func (r *resources) cmdSlot(i uint32) []byte {
 	return r.cmd.Bytes()[i*cmdSize : (i+1)*cmdSize]
 }
 
-// destroy frees everything in reverse order of creation: QP, CQ, channel,
-// memory, PD. The CQ must no longer be polled.
+// destroy frees everything in reverse order of creation: QP, memory, PD.
+// The connection's completions must no longer be handled (cq.Member.Leave).
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
@@ -244,14 +226,6 @@ func (r *resources) destroy() {
 		t.DestroyQP(r.id)
 		cmReadMu.Unlock()
 		r.qp = verbs.Ptr[verbs.QP]{}
-	}
-	if !r.cq.IsNil() {
-		t.DestroyCQ(r.cq)
-		r.cq = verbs.Ptr[verbs.CQ]{}
-	}
-	if !r.cc.IsNil() {
-		t.DestroyCompChannel(r.cc)
-		r.cc = verbs.Ptr[verbs.CompChannel]{}
 	}
 	r.scratch.free(t)
 	if r.tx != nil {

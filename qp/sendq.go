@@ -45,25 +45,34 @@ func (c *Conn) sqDepth() int {
 func (c *Conn) ctlReserve() int { return min(ctlReserve, c.sqDepth()/4) }
 
 // postLocked posts one send WR (smu held). It signals when asked (the send
-// staging memory asks when half of it is in flight), every signalInterval
-// WRs, every control SEND (its command slot is then known to be free), and
-// whenever half the queue is outstanding, so a full queue always has a
-// signaled WR in flight.
+// staging memory asks when half of it is in flight; every control SEND but
+// an idle keepalive asks), every signalInterval WRs, and whenever half the
+// queue is outstanding, so a full queue always has a signaled WR in flight.
+// A command slot needs no signal of its own to be reused: the slot of WR
+// seq serves again for WR seq+d, which sqFree lets be posted only once WR
+// seq has completed.
 func (c *Conn) postLocked(opcode uint32, signal bool, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
 	seq := c.sqPosted.Load()
-	signaled := signal || opcode == opcodeSend || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= c.sqDepth()/2
+	signaled := signal || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= c.sqDepth()/2
 	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
-	if err := c.res.postSend(c.reg.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+	if err := c.res.postSend(c.member.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
 		c.sqPosted.Store(seq)
 		return err
+	}
+	if opcode != opcodeSend || signal { // all but an idle keepalive (keepaliveTick)
+		c.sqBusy.Store(seq + 1)
 	}
 	return nil
 }
 
-// sendCmd sends a control message. With wait it waits for send-queue
-// space, unless the QP is down (errQPDown: then nothing will free any);
-// without (on the reactor goroutine) it fails when there is none.
-func (c *Conn) sendCmd(m cmd, wait bool) error {
+// writesPending reports whether a WR other than an idle keepalive has not
+// yet completed (or its completion has not been handled).
+func (c *Conn) writesPending() bool { return int32(c.sqBusy.Load()-c.sqDone.Load()) > 0 }
+
+// sendCmd sends a control message, signaled if signal. With wait it waits
+// for send-queue space, unless the QP is down (errQPDown: then nothing will
+// free any); without (on the reactor goroutine) it fails when there is none.
+func (c *Conn) sendCmd(m cmd, signal, wait bool) error {
 	for {
 		c.smu.Lock()
 		if c.is(stClosing) {
@@ -75,7 +84,7 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 			return errQPDown
 		}
 		if c.sqFree() > 0 {
-			err := c.postCmdLocked(m)
+			err := c.postCmdLocked(m, signal)
 			c.smu.Unlock()
 			return err
 		}
@@ -87,13 +96,13 @@ func (c *Conn) sendCmd(m cmd, wait bool) error {
 	}
 }
 
-// postCmdLocked posts control message m as a SEND, always signaled (smu
+// postCmdLocked posts control message m as a SEND, signaled if signal (smu
 // held, a free send-queue entry checked).
-func (c *Conn) postCmdLocked(m cmd) error {
+func (c *Conn) postCmdLocked(m cmd, signal bool) error {
 	d := uint32(c.sqDepth())
 	slot := d + c.sqPosted.Load()%d
 	m.encode(c.res.cmdSlot(slot))
-	return c.postLocked(opcodeSend, true, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+	return c.postLocked(opcodeSend, signal, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
 }
 
 func htonl(v uint32) uint32 {

@@ -53,26 +53,20 @@ func (s *spin) release() {
 	}
 }
 
-// ended tells the reactor that the waiter no longer polls its CQ.
-func (s *spin) ended() {
-	s.inline.End()
-	// The reactor arms no CQ while its owner polls it. A waiter of this
-	// connection that parked meanwhile would then wait for the reactor's
-	// next look, up to its sleep limit: have it arm the CQ (or poll it)
-	// now.
-	if s.c.parked.Load() > 0 {
-		s.inline.BeforePark(s.c.reactor)
-	}
-}
+// ended tells the reactor that the waiter no longer polls its CQ. The
+// reactor arms no CQ while a member polls it: when this was the last
+// poller and a waiter on the CQ parked meanwhile, End has the reactor arm
+// the CQ (or poll it) now, not at its next look, up to its sleep limit.
+func (s *spin) ended() { s.inline.End() }
 
 // park waits until ch is signalled, the connection ends or dl (nil: none)
 // is closed, having made sure that the reactor will dispatch the CQ's
 // completions; it reports false for dl.
 func (c *Conn) park(ch, dl chan struct{}) bool {
-	c.parked.Add(1)
-	c.h.inline.BeforePark(c.reactor)
+	in := c.member.Inline()
+	in.Park()
 	ok := spinwait.Park(ch, c.done, nil, dl)
-	c.parked.Add(-1)
+	in.Unpark()
 	return ok
 }
 
@@ -84,7 +78,7 @@ func (c *Conn) spinPoll(s *spin) bool {
 		if !s.w.Begin() {
 			return false
 		}
-		s.inline = &c.h.inline
+		s.inline = c.member.Inline()
 		s.inline.Begin()
 	}
 	if c.pollInline() {

@@ -17,9 +17,8 @@ type stage int
 const (
 	stageWrite        stage = iota // Conn.Write, call to return
 	stagePostSend                  // one ibv_post_send call
-	stagePollHit                   // an inline ibv_poll_cq that found completions
-	stagePollMiss                  // an inline ibv_poll_cq that found none
-	stageHandle                    // handling a batch of completions polled inline
+	stagePollHit                   // an inline ibv_poll_cq that found the connection's completions, and their handling
+	stagePollMiss                  // an inline ibv_poll_cq that found none of them
 	stageWait                      // Conn.Read: call to the first inline poll after it that found completions
 	stageDetectReturn              // that poll to Read's return
 	numStages

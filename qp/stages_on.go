@@ -20,7 +20,6 @@ var stageNames = [numStages]string{
 	stagePostSend:     "ibv_post_send",
 	stagePollHit:      "ibv_poll_cq, hit",
 	stagePollMiss:     "ibv_poll_cq, miss",
-	stageHandle:       "completions handled",
 	stageWait:         "Read: call to data found",
 	stageDetectReturn: "Read: data found to return",
 }
