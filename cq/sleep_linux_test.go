@@ -83,3 +83,31 @@ func TestOwnerPollingAfterArm(t *testing.T) {
 		t.Fatalf("sleep after Park = %d events; want the wake's", n)
 	}
 }
+
+// TestLastPollerWakesForParked: a waiter parked while the CQ was armed (its
+// Park wakes nobody); then a member began to poll, and the reactor left the
+// CQ unarmed to it. When that poller ends, the waiter still relies on the
+// CQ's event: End must wake the reactor to arm (or poll) the CQ, or the
+// waiter waits out the sleep limit.
+func TestLastPollerWakesForParked(t *testing.T) {
+	r := newSleeper(t)
+	q := &queue{r: r, hot: true}
+	q.inline.r = r
+	r.queues, r.hot = []*queue{q}, []*queue{q}
+	in := &q.inline
+	in.armed.Store(true)
+	in.Park() // armed: no wake
+	defer in.Unpark()
+	in.Begin()
+	if n, skipped := r.pollAll(); n != 0 || skipped {
+		t.Fatalf("pollAll = %d, %v; want the CQ left to its poller", n, skipped)
+	}
+	events := make([]unix.EpollEvent, 4)
+	if n, _ := unix.EpollWait(r.epfd, events, 0); n != 0 {
+		t.Fatalf("%d events before the poller ended; want none", n)
+	}
+	in.End()
+	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
+		t.Fatalf("sleep after the last poller ended = %d events; want the wake's", n)
+	}
+}
