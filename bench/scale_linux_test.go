@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,9 +128,9 @@ func BenchmarkScalePinned(b *testing.B) {
 // with small buffers and queues (QueueDepth 16) on both ends: all opened
 // (scaleDialers at a time), each used (a PING), all closed; then nothing is
 // left over: file descriptors, goroutines and the kernel's RDMA objects are
-// back where they were. N is 200, or RDMAPOOL_SCALE_CONNS (10000 by hand in
-// the VM, with more memory and a higher file limit than CI's VM has:
-// see docs/benchmarks.md).
+// back where they were. While they are open the process holds no file
+// descriptor per connection (the CQs and their channel are per device). N
+// is 200, or RDMAPOOL_SCALE_CONNS (scripts/test.sh runs 10000 in the VM).
 func TestScaleManyConns(t *testing.T) {
 	rdmatest.Require(t)
 	n := 200
@@ -141,12 +140,18 @@ func TestScaleManyConns(t *testing.T) {
 			t.Fatalf("RDMAPOOL_SCALE_CONNS=%q: want a count of connections", v)
 		}
 	}
-	// Each connection pair holds about two file descriptors (the two
-	// completion channels): a hard limit too low for that is said, not
-	// met as EMFILE halfway.
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Max < uint64(2*n+256) {
-		t.Fatalf("%d connections need about %d file descriptors; the hard limit is %d: raise it (ulimit -Hn, as root)", n, 2*n+256, lim.Max)
+	// Each end maps 4 regions (command slots, receive buffer, staging and
+	// its next size), both ends are in this process, and the kernel's
+	// vm.max_map_count (65,530 by default) bounds the maps of a process:
+	// in the VM the test raises it, elsewhere it says so, not met as
+	// ENOMEM halfway.
+	if need := 4*2*n + 20000; mapCount(t) < need {
+		if !testutil.InVM() {
+			t.Fatalf("%d connection pairs in one process map about %d regions; vm.max_map_count is %d: raise it (sysctl -w vm.max_map_count=%d, as root)", n, need, mapCount(t), need)
+		}
+		if err := os.WriteFile("/proc/sys/vm/max_map_count", []byte(strconv.Itoa(need)), 0); err != nil {
+			t.Fatalf("raising vm.max_map_count to %d for %d connection pairs: %v", need, n, err)
+		}
 	}
 	opts := &qp.Options{RecvBufferSize: 4 << 10, MaxPeerBufferSize: 4 << 10, QueueDepth: 16}
 	addr := netip.AddrPortFrom(rdmatest.Addr(t), 0).String()
@@ -274,10 +279,26 @@ func TestScaleManyConns(t *testing.T) {
 	if fds1 > fds0 {
 		t.Errorf("file descriptors: %d before, %d after", fds0, fds1)
 	}
+	if grew := fdsOpen - all0; grew > 16 {
+		t.Errorf("file descriptors: %d more while %d connection pairs were open; want a few per device, none per connection", grew, n)
+	}
 	if g1 > g0 {
 		t.Errorf("goroutines: %d before, %d after", g0, g1)
 	}
 	rdmatest.CheckNoLeaks(t, res0)
+}
+
+// mapCount is the kernel's vm.max_map_count.
+func mapCount(t *testing.T) int {
+	b, err := os.ReadFile("/proc/sys/vm/max_map_count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // scaleDialers is how many Dials TestScaleManyConns has in flight.

@@ -85,7 +85,7 @@ type Conn struct {
 	torndown    chan struct{}                  // closed when every resource is freed
 	heldNotify  chan struct{}                  // signalled when a Lease or reservation is taken
 	keepalives  atomic.Pointer[keepaliveWheel] // set when ESTABLISHED, read by teardown
-	heard       atomic.Bool                    // a receive completed since the last keepalive tick
+	peer        atomic.Pointer[peer]           // the keepalive group of the peer's address (keepalive.go)
 	onEstablish func(*Conn)                    // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                    // server: lets the Listener forget it
 	acquired    bool                           // the process-wide reactor was acquired

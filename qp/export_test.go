@@ -32,3 +32,7 @@ func (c *Conn) QPDown() bool { return c.is(stQPDown) }
 
 // PeerClosed reports whether c has seen its peer's disconnect.
 func (c *Conn) PeerClosed() bool { return c.is(stPeerClosed) }
+
+// KeepalivesSent is how many keepalives the process's connections have
+// posted from their keepalive ticks.
+func KeepalivesSent() uint64 { return keepalivesSent.Load() }

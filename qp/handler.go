@@ -106,7 +106,11 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 				c.fail(&ProtocolError{What: fmt.Sprintf("control message longer than %d bytes", cmdSize)})
 				return
 			}
-			c.fail(&CompletionError{Op: op, Status: wc.Status(), Text: c.t.WCStatusStr(wc.Status()), Vendor: wc.VendorErr()})
+			err := &CompletionError{Op: op, Status: wc.Status(), Text: c.t.WCStatusStr(wc.Status()), Vendor: wc.VendorErr()}
+			if err.Is(ErrPeerGone) {
+				c.peerGone()
+			}
+			c.fail(err)
 			return
 		}
 		if wc.Send() {
@@ -154,8 +158,8 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	if (repostNow || len(c.repost) > c.sqDepth()/8) && !c.postPendingRecvs() {
 		return
 	}
-	if heard && !c.heard.Load() {
-		c.heard.Store(true)
+	if heard {
+		c.heardFromPeer()
 	}
 	if received {
 		signal(c.rxNotify)

@@ -17,4 +17,4 @@ func (c *Conn) RecvRoom() (room, size int) {
 
 // Keepalive does what c's keepalive timer does: sends a keepalive and, if
 // the connection has been idle since the last one, shrinks its staging.
-func (c *Conn) Keepalive() { c.keepaliveTick() }
+func (c *Conn) Keepalive() { c.keepaliveTick(true) }

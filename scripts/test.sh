@@ -84,4 +84,8 @@ step "VM harness tests"
 vm/harness-test.sh
 
 step "soft-RoCE VM tests"
-vm/test.sh
+# bench's TestScaleManyConns opens 10,000 connection pairs in one process
+# there (a few minutes under emulation), which wants more than the VM's
+# default memory.
+RDMAPOOL_VM_MEM=${RDMAPOOL_VM_MEM:-6144} vm/test.sh --timeout 2400 \
+	--env "RDMAPOOL_SCALE_CONNS=${RDMAPOOL_SCALE_CONNS:-10000}"
