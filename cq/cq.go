@@ -57,6 +57,7 @@ type Stats struct {
 	Wakeups     uint64 // times the reactor slept and was woken
 	Stale       uint64 // completions whose wr_id named no attached member
 	Timeouts    uint64 // sleeps that ended by sleepLimit, not by an event
+	Handoffs    uint64 // sleeps that ended by handoffLimit: a CQ with parked waiters was left to a member polling it
 	Passes      uint64 // times the busy reactor let the netpoller run (netpass.Every)
 	CQs         int    // CQs the reactor has now
 	Members     int    // queue pairs attached now (Attach, until Release)

@@ -16,12 +16,13 @@ import (
 // A goroutine calls Begin before it polls in a loop and End after, and Park
 // before it parks to wait for the reactor's dispatch (Unpark when it wakes):
 // a CQ the reactor left unarmed while members polled must be armed again
-// before anyone relies on its events, so Park, and the End of the last
-// poller while a waiter is parked, wake the reactor when the CQ is not
-// armed. The reactor clears armed before it looks at polling, and a poller
-// ends polling before it looks at armed (sequentially consistent atomics);
-// so either the reactor sees the poller and the poller then sees armed
-// false, or the reactor arms the CQ.
+// before anyone relies on its events, so Park wakes the reactor when the CQ
+// is not armed. The reactor clears armed before it looks at polling, and a
+// parker counts itself before it looks at armed (sequentially consistent
+// atomics); so either the reactor sees the parker, or the parker sees armed
+// false and wakes it. While a CQ with parked waiters is left to a poller,
+// the reactor sleeps at most handoffLimit: after the last poller's End it
+// arms the CQ (or polls it) within that, without End having to wake it.
 type Inline struct {
 	r       *Reactor
 	polling atomic.Int32 // goroutines polling the CQ in a loop now
@@ -33,11 +34,7 @@ type Inline struct {
 func (in *Inline) Begin() { in.polling.Add(1) }
 
 // End ends a Begin.
-func (in *Inline) End() {
-	if in.polling.Add(-1) == 0 && in.parked.Load() > 0 && !in.armed.Load() {
-		in.r.wake()
-	}
-}
+func (in *Inline) End() { in.polling.Add(-1) }
 
 // Park is called by a goroutine before it parks to wait for the reactor's
 // dispatch of the CQ's completions.

@@ -18,6 +18,27 @@ import (
 // fixed in package qp; none has been seen since.)
 const sleepLimit = 100 * time.Millisecond
 
+// handoffLimit bounds the sleep while a CQ with parked waiters is left to a
+// member that polls it (see Inline): that poller hands out their
+// completions, but once it stops, without parking itself, nobody would
+// until the CQ is armed. The reactor looks again after handoffLimit, so a
+// parked waiter waits at most that much longer, and the poller need not
+// wake the reactor whenever it stops: which it did, before each Read
+// returned, in a server whose idle connections' readers were parked on
+// the CQ of its one busy connection (a wake-up per round trip).
+const handoffLimit = time.Millisecond
+
+// sleepLimit is how long the reactor may sleep now: handoffLimit while a
+// hot CQ with parked waiters is polled by a member, else sleepLimit.
+func (r *Reactor) sleepLimit() time.Duration {
+	for _, q := range r.hot {
+		if q.inline.polling.Load() > 0 && q.inline.parked.Load() > 0 {
+			return handoffLimit
+		}
+	}
+	return sleepLimit
+}
+
 func (r *Reactor) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -77,10 +98,15 @@ func (r *Reactor) run() {
 			continue
 		}
 		r.wakeups.Add(1)
-		n := r.sleep(events)
-		if n == 0 {
+		limit := r.sleepLimit()
+		n := r.sleep(events, limit)
+		switch {
+		case n > 0:
+		case limit == sleepLimit:
 			r.timeouts.Add(1)
 			r.pollCold()
+		default:
+			r.handoffs.Add(1)
 		}
 		r.handleEvents(events[:n])
 		lastWork, lastPass, spins = time.Time{}, time.Now(), 0

@@ -83,8 +83,8 @@ type Reactor struct {
 	woken atomic.Bool // a wake's eventfd write is pending; see wake
 	epoch time.Time   // the reactor's clock: queue.emptyFrom counts from it
 
-	polls, empty, completions, wakeups, stale, timeouts, passes atomic.Uint64
-	cqs, members, hotCQs, channels                              atomic.Int64
+	polls, empty, completions, wakeups, stale, timeouts, handoffs, passes atomic.Uint64
+	cqs, members, hotCQs, channels                                        atomic.Int64
 }
 
 // New starts a reactor. The libraries must be bound (loader.Load).
@@ -293,7 +293,7 @@ func (r *Reactor) Done() <-chan struct{} { return r.done }
 func (r *Reactor) Stats() Stats {
 	return Stats{
 		Polls: r.polls.Load(), EmptyPolls: r.empty.Load(), Completions: r.completions.Load(),
-		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(),
+		Wakeups: r.wakeups.Load(), Stale: r.stale.Load(), Timeouts: r.timeouts.Load(), Handoffs: r.handoffs.Load(),
 		Passes: r.passes.Load(), CQs: int(r.cqs.Load()), Members: int(r.members.Load()),
 		Hot: int(r.hotCQs.Load()), Channels: int(r.channels.Load()),
 	}

@@ -25,15 +25,15 @@ func (r *Reactor) wake() {
 	unix.Write(r.evfd, one[:]) // EAGAIN only if the counter is saturated: already awake
 }
 
-// sleep waits until the epoll set has events, or for sleepLimit, and
+// sleep waits until the epoll set has events, or for limit, and
 // returns the events it took. It waits in the Go netpoller, unlocked from
 // its thread: locked, the thread that runs the netpoller would have to hand
 // the reactor to its own thread when an event came, two thread wake-ups
 // instead of one (docs/design.md has the A/B).
-func (r *Reactor) sleep(events []unix.EpollEvent) int {
+func (r *Reactor) sleep(events []unix.EpollEvent, limit time.Duration) int {
 	runtime.UnlockOSThread()
 	defer runtime.LockOSThread()
-	r.ep.SetReadDeadline(time.Now().Add(sleepLimit))
+	r.ep.SetReadDeadline(time.Now().Add(limit))
 	n := 0
 	var werr error
 	err := r.epRC.Read(func(fd uintptr) bool {

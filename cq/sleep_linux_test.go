@@ -33,11 +33,11 @@ func TestSleepWokenByWake(t *testing.T) {
 		r.wake()
 	}()
 	// A sleep that ran to its limit returns no event.
-	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
+	if n := r.sleep(events, sleepLimit); n != 1 || events[0].Fd != -1 {
 		t.Fatalf("sleep = %d events (first fd %d), want the eventfd's one", n, events[0].Fd)
 	}
 	// An event already pending is taken.
-	if n := r.sleep(events); n != 1 {
+	if n := r.sleep(events, sleepLimit); n != 1 {
 		t.Fatalf("sleep with the eventfd still readable = %d events, want 1", n)
 	}
 }
@@ -46,7 +46,7 @@ func TestSleepLimit(t *testing.T) {
 	r := newSleeper(t)
 	events := make([]unix.EpollEvent, 4)
 	start := time.Now()
-	if n := r.sleep(events); n != 0 {
+	if n := r.sleep(events, sleepLimit); n != 0 {
 		t.Fatalf("sleep with nothing to wait for = %d events, want 0", n)
 	}
 	if d := time.Since(start); d < sleepLimit-10*time.Millisecond {
@@ -79,17 +79,17 @@ func TestOwnerPollingAfterArm(t *testing.T) {
 	// A pending wake is taken at once; without one, the sleep runs to its
 	// limit and returns no event.
 	events := make([]unix.EpollEvent, 4)
-	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
+	if n := r.sleep(events, sleepLimit); n != 1 || events[0].Fd != -1 {
 		t.Fatalf("sleep after Park = %d events; want the wake's", n)
 	}
 }
 
-// TestLastPollerWakesForParked: a waiter parked while the CQ was armed (its
+// TestSleepBoundedForParked: a waiter parked while the CQ was armed (its
 // Park wakes nobody); then a member began to poll, and the reactor left the
-// CQ unarmed to it. When that poller ends, the waiter still relies on the
-// CQ's event: End must wake the reactor to arm (or poll) the CQ, or the
-// waiter waits out the sleep limit.
-func TestLastPollerWakesForParked(t *testing.T) {
+// CQ unarmed to it. The waiter still relies on the CQ's event once the
+// poller stops, so the reactor sleeps at most handoffLimit while that
+// lasts, and as long as ever once nobody is parked.
+func TestSleepBoundedForParked(t *testing.T) {
 	r := newSleeper(t)
 	q := &queue{r: r, hot: true}
 	q.inline.r = r
@@ -97,17 +97,23 @@ func TestLastPollerWakesForParked(t *testing.T) {
 	in := &q.inline
 	in.armed.Store(true)
 	in.Park() // armed: no wake
-	defer in.Unpark()
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {
 		t.Fatalf("pollAll = %d, %v; want the CQ left to its poller", n, skipped)
 	}
-	events := make([]unix.EpollEvent, 4)
-	if n, _ := unix.EpollWait(r.epfd, events, 0); n != 0 {
-		t.Fatalf("%d events before the poller ended; want none", n)
+	if d := r.sleepLimit(); d != handoffLimit {
+		t.Errorf("sleep limit with a waiter parked on a CQ left to its poller: %v, want %v", d, handoffLimit)
+	}
+	start := time.Now()
+	if n := r.sleep(make([]unix.EpollEvent, 4), r.sleepLimit()); n != 0 {
+		t.Fatalf("sleep = %d events, want none: End wakes nobody", n)
+	}
+	if d := time.Since(start); d > 50*handoffLimit {
+		t.Errorf("the bounded sleep took %v", d)
 	}
 	in.End()
-	if n := r.sleep(events); n != 1 || events[0].Fd != -1 {
-		t.Fatalf("sleep after the last poller ended = %d events; want the wake's", n)
+	in.Unpark()
+	if d := r.sleepLimit(); d != sleepLimit {
+		t.Errorf("sleep limit with nobody parked: %v, want %v", d, sleepLimit)
 	}
 }

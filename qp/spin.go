@@ -53,10 +53,9 @@ func (s *spin) release() {
 	}
 }
 
-// ended tells the reactor that the waiter no longer polls its CQ. The
-// reactor arms no CQ while a member polls it: when this was the last
-// poller and a waiter on the CQ parked meanwhile, End has the reactor arm
-// the CQ (or poll it) now, not at its next look, up to its sleep limit.
+// ended tells the reactor that the waiter no longer polls its CQ. (The
+// reactor arms no CQ while a member polls it; while waiters are parked on
+// it, the reactor looks at it again within a millisecond: cq.Inline.)
 func (s *spin) ended() { s.inline.End() }
 
 // park waits until ch is signalled, the connection ends or dl (nil: none)
