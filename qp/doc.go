@@ -25,6 +25,11 @@
 // advertised anew after the peer filled it: one that grew keeps its size
 // while the connection is idle.
 //
+// A connection costs no file descriptor of its own: its CQ and completion
+// channel are shared with the other connections on its device (package cq).
+// Idle connections to one peer address send one keepalive per interval
+// between them, however many there are.
+//
 // Errors are *net.OpError values. Inside them: loader.ErrUnavailable when the
 // RDMA libraries cannot be loaded (always, off Linux); syscall.ECONNREFUSED
 // and syscall.EHOSTUNREACH from Dial; os.ErrDeadlineExceeded, a Timeout,

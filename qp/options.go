@@ -30,11 +30,13 @@ type Options struct {
 	// finds too little room, up to the peer's buffer, and shrinks back
 	// after a keepalive interval without writes.
 	MaxPeerBufferSize int
-	// KeepaliveInterval is how often a connection sends a keepalive; 0
-	// means 3 s, as valkey-server does. Client connections send them too
-	// (libvalkey's do not; valkey-server takes them as nothing), so that a
-	// client that only reads learns of a server gone without a disconnect
-	// when a keepalive's retries run out.
+	// KeepaliveInterval is how often the connections to a peer address
+	// that heard nothing from it send a keepalive; 0 means 3 s, as
+	// valkey-server does. One of them sends it, or every one once a
+	// connection to the peer found it gone (keepalive.go). Client
+	// connections send them too (libvalkey's do not; valkey-server takes
+	// them as nothing), so that a client that only reads learns of a
+	// server gone without a disconnect when a keepalive's retries run out.
 	KeepaliveInterval time.Duration
 	// LocalAddr, for Dial, binds the connection to a local address (and
 	// so to its RDMA device); the zero value lets rdma_cm choose.
