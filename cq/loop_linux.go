@@ -279,7 +279,7 @@ func (r *Reactor) pollAll() (total int, skipped bool) {
 // failQueue takes q, whose poll returned n < 0, out of the poll lists for
 // good and tells its members (q.mu held): the CQ is in error.
 func (r *Reactor) failQueue(q *queue, n int) {
-	q.broken = true
+	q.broken.Store(true)
 	r.dropQueue(q)
 	err := fmt.Errorf("cq: ibv_poll_cq failed (%d): the CQ is in error", n)
 	for _, m := range q.members {

@@ -2,6 +2,7 @@ package cq
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
@@ -24,9 +25,9 @@ type queue struct {
 	// so that each member's completions reach it in order, whoever polls;
 	// it guards the member table too.
 	mu      sync.Mutex
-	members []member // by Registration slot
-	free    []uint32 // slots of members that left
-	broken  bool     // a poll failed: the CQ is in error and polled no more
+	members []member    // by Registration slot
+	free    []uint32    // slots of members that left
+	broken  atomic.Bool // a poll failed: the CQ is in error and polled no more (set under mu, read by Attach too)
 
 	used int // entries reserved by members not yet released (the reactor's devMu)
 
@@ -138,7 +139,7 @@ func (m *Member) Unlock() { m.q.mu.Unlock() }
 // it to every member (HandleCQError).
 func (m *Member) PollLocked() int {
 	q := m.q
-	if q.broken {
+	if q.broken.Load() {
 		return 0
 	}
 	n := verbs.PollCQ(q.ops, q.cq, q.batch, q.wcs)
@@ -178,7 +179,7 @@ func (m *Member) Release() {
 	// so that the room given back is empty: a CQ is a queue, and a poll
 	// that returns less than a full batch has reached its end.
 	q.mu.Lock()
-	if !q.broken {
+	if !q.broken.Load() {
 		for range q.size/q.batch + 1 {
 			n := verbs.PollCQ(q.ops, q.cq, q.batch, q.wcs)
 			if n > 0 {

@@ -32,7 +32,7 @@ type device struct {
 // room returns the first CQ of d with n entries free, or nil.
 func (d *device) room(n int) *queue {
 	for _, q := range d.queues {
-		if !q.broken && q.size-q.used >= n {
+		if !q.broken.Load() && q.size-q.used >= n {
 			return q
 		}
 	}
