@@ -74,7 +74,7 @@ type Conn struct {
 	sqDone   atomic.Uint32 // every WR before this sequence has completed
 	sqBusy   atomic.Uint32 // the sequence after the last WR but an idle keepalive (writesPending)
 
-	// Reactor-side scratch (only the reactor goroutine touches it).
+	// Handler scratch, under the CQ's lock (whoever polls it).
 	repost []uint32
 
 	// State.
