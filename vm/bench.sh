@@ -213,7 +213,7 @@ done
 pinned=$(field "$sc" 'BenchmarkScalePinned-[0-9]+' pinned-KiB/conn | med)
 rpingms=$(section "rping setup" | awk '$1 == "rping-setup" {print $2}')
 scalerows=""
-for n in 0 100 400; do
+for n in 0 100 400 1000; do
 	scalerows+="| $n | $(idle $n p50-µs) µs | $(idle $n p99-µs) µs | $(idle $n cpu-µs/op) µs | $(idle $n fds/conn) | $(idle $n pinned-KiB/conn) |"$'\n'
 done
 # The same round trip and perftest on the HPET (empty when the VM had none).
