@@ -12,7 +12,7 @@ type Completion struct {
 	wc verbs.WC
 }
 
-// WRID is the work request's wr_id (see Registration).
+// WRID is the work request's wr_id (see registration).
 func (c *Completion) WRID() uint64 { return c.wc.WRID }
 
 // Send reports whether the work request was posted to the send queue

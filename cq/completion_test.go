@@ -17,7 +17,7 @@ func TestCompletionLayout(t *testing.T) {
 	}
 	// On the Go heap (whose objects do not move) for the test only: a
 	// poll's WCs are C memory.
-	wc := &verbs.WC{WRID: Registration{slot: 5, gen: 7}.SendWRID(42), Status: verbs.WCRetryExcErr, Opcode: verbs.WCRecv,
+	wc := &verbs.WC{WRID: registration{slot: 5, gen: 7}.SendWRID(42), Status: verbs.WCRetryExcErr, Opcode: verbs.WCRecv,
 		VendorErr: 9, ByteLen: 32, ImmData: 0x01020304, WCFlags: verbs.WCWithImm}
 	c := &completions(verbs.PtrAt[verbs.WC](uintptr(unsafe.Pointer(wc))), 1)[0]
 	if c.WRID() != wc.WRID || !c.Send() || c.Local() != 42 || c.Status() != wc.Status || c.Opcode() != wc.Opcode ||

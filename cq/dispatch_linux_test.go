@@ -25,7 +25,7 @@ func (r *recorder) HandleCompletions(wcs []Completion, byOwner bool) {
 func (r *recorder) HandleCQError(error) {}
 
 func TestWRID(t *testing.T) {
-	reg := Registration{slot: 1<<24 - 1, gen: 0xbeef}
+	reg := registration{slot: 1<<24 - 1, gen: 0xbeef}
 	w := reg.wrid(0xabcdef)
 	if s, g := decode(w); s != reg.slot || g != reg.gen || local(w) != 0xabcdef {
 		t.Errorf("WRID %#x decodes to slot %d gen %#x local %#x", w, s, g, local(w))
@@ -52,9 +52,9 @@ func TestDispatch(t *testing.T) {
 	a, b := &recorder{}, &recorder{}
 	r := &Reactor{}
 	q := &queue{r: r, members: []member{{gen: 3, h: a, live: true}, {gen: 1, h: b, live: true}}}
-	ra, rb := Registration{0, 3}, Registration{1, 1}
-	old := Registration{0, 2}  // slot 0's previous generation
-	gone := Registration{7, 0} // no such slot
+	ra, rb := registration{0, 3}, registration{1, 1}
+	old := registration{0, 2}  // slot 0's previous generation
+	gone := registration{7, 0} // no such slot
 	wcs := []Completion{
 		completion(ra.RecvWRID(1)), completion(ra.RecvWRID(2)),
 		completion(rb.SendWRID(3)),
@@ -96,7 +96,7 @@ func BenchmarkDispatch(b *testing.B) {
 		q.members = append(q.members, member{gen: 1, h: hs[i], live: true})
 	}
 	for i := range wcs {
-		wcs[i] = completion(Registration{slot: uint32(i / 2 % regs), gen: 1}.RecvWRID(uint32(i)))
+		wcs[i] = completion(registration{slot: uint32(i / 2 % regs), gen: 1}.RecvWRID(uint32(i)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {

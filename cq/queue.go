@@ -25,7 +25,7 @@ type queue struct {
 	// so that each member's completions reach it in order, whoever polls;
 	// it guards the member table too.
 	mu      sync.Mutex
-	members []member    // by Registration slot
+	members []member    // by registration slot
 	free    []uint32    // slots of members that left
 	broken  atomic.Bool // a poll failed: the CQ is in error and polled no more (set under mu, read by Attach too)
 
@@ -53,7 +53,7 @@ type member struct {
 // attach puts h in a free slot (mu held) and returns its registration; a
 // slot used before gets the next generation, so that completions still
 // naming its last member are not handed to h.
-func (q *queue) attach(h Handler) Registration {
+func (q *queue) attach(h Handler) registration {
 	var slot uint32
 	if n := len(q.free); n > 0 {
 		slot = q.free[n-1]
@@ -65,7 +65,7 @@ func (q *queue) attach(h Handler) Registration {
 	m := &q.members[slot]
 	m.gen++
 	m.h, m.live = h, true
-	return Registration{slot: slot, gen: m.gen}
+	return registration{slot: slot, gen: m.gen}
 }
 
 // noOwner is dispatch's owner when no member polls: the reactor's polls.
@@ -104,7 +104,7 @@ func (q *queue) dispatch(wcs []Completion, owner uint32) (own int) {
 // concurrently with each other or with the others.
 type Member struct {
 	q        *queue
-	reg      Registration
+	reg      registration
 	cqes     int
 	left     bool
 	released bool

@@ -25,6 +25,15 @@ func newSleeper(t *testing.T) *Reactor {
 	return r
 }
 
+// hotInline gives r one hot CQ, with no device behind it, and returns its
+// inline-polling state.
+func hotInline(r *Reactor) *Inline {
+	q := &queue{r: r, hot: true}
+	q.inline.r = r
+	r.queues, r.hot = []*queue{q}, []*queue{q}
+	return &q.inline
+}
+
 func TestSleepWokenByWake(t *testing.T) {
 	r := newSleeper(t)
 	events := make([]unix.EpollEvent, 4)
@@ -62,10 +71,7 @@ func TestSleepLimit(t *testing.T) {
 // the mark stayed, and a parked waiter waited out the sleep limit.)
 func TestOwnerPollingAfterArm(t *testing.T) {
 	r := newSleeper(t)
-	q := &queue{r: r, hot: true}
-	q.inline.r = r
-	r.queues, r.hot = []*queue{q}, []*queue{q}
-	in := &q.inline
+	in := hotInline(r)
 	in.armed.Store(true) // as armAndCool leaves a CQ it armed
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {
@@ -91,10 +97,7 @@ func TestOwnerPollingAfterArm(t *testing.T) {
 // lasts, and as long as ever once nobody is parked.
 func TestSleepBoundedForParked(t *testing.T) {
 	r := newSleeper(t)
-	q := &queue{r: r, hot: true}
-	q.inline.r = r
-	r.queues, r.hot = []*queue{q}, []*queue{q}
-	in := &q.inline
+	in := hotInline(r)
 	in.armed.Store(true)
 	in.Park() // armed: no wake
 	in.Begin()

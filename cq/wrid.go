@@ -1,24 +1,24 @@
 package cq
 
-// Registration is a CQ and handler added to a reactor. Its SendWRID and
-// RecvWRID methods make the work-request ids that route completions back
-// to the handler.
-type Registration struct {
+// registration is a member's place in its CQ's member table (a slot, and
+// the slot's generation). Its SendWRID and RecvWRID methods make the
+// work-request ids that route completions back to the member's handler.
+type registration struct {
 	slot uint32
 	gen  uint16
 }
 
 // SendWRID returns the wr_id for a send-queue work request of this
 // registration that carries local (23 bits) for the handler.
-func (r Registration) SendWRID(local uint32) uint64 { return r.wrid(sendBit | local&LocalMask) }
+func (r registration) SendWRID(local uint32) uint64 { return r.wrid(sendBit | local&LocalMask) }
 
 // RecvWRID returns the wr_id for a receive-queue work request of this
 // registration that carries local (23 bits) for the handler.
-func (r Registration) RecvWRID(local uint32) uint64 { return r.wrid(local & LocalMask) }
+func (r registration) RecvWRID(local uint32) uint64 { return r.wrid(local & LocalMask) }
 
 // wrid returns the wr_id that carries local (24 bits, the send bit
 // included).
-func (r Registration) wrid(local uint32) uint64 {
+func (r registration) wrid(local uint32) uint64 {
 	return uint64(r.slot)<<(localBits+genBits) | uint64(r.gen)<<localBits | uint64(local&(1<<localBits-1))
 }
 
