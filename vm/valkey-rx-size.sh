@@ -87,7 +87,7 @@ log="$out/valkey-rx-size.log"
 status=0
 vm/run.sh --bin "$bin" --log "$log" --timeout 3000 -- sh run-rx-size.sh || status=$?
 accel=$(log_accel "$log")
-version=$(tr -d '\r' <"$log" | grep -m1 '^Valkey server v=' || echo "valkey-server")
+version=$(tr -d '\r' <"$log" | grep -o -m1 'Valkey server v=[^ ]*' || echo "valkey-server")
 
 # RESULT ROUND SIZE "TEST","rps",... -> per size and test, the median over
 # the rounds of rps relative to the 1mb size's in the same round.
