@@ -22,21 +22,22 @@ import (
 // rawPeer is a client built on the binding alone, which can send what a
 // correct peer never would.
 type rawPeer struct {
-	t      *testing.T
-	tb     *verbs.Table
-	ch     verbs.Ptr[verbs.EventChannel]
-	id     verbs.Ptr[verbs.CMID]
-	pd     verbs.Ptr[verbs.PD]
-	cq     verbs.Ptr[verbs.CQ]
-	ops    *verbs.ContextOps
-	buf    []byte // registered: 8 receive slots of 32 B, then send space
-	mr     *verbs.MR
-	mrp    verbs.Ptr[verbs.MR]
-	sendWR verbs.Ptr[verbs.SendWR]
-	recvWR verbs.Ptr[verbs.RecvWR]
-	sge    verbs.Ptr[verbs.SGE]
-	badWR  verbs.Ptr[verbs.BadWR]
-	wc     verbs.Ptr[verbs.WC]
+	t       *testing.T
+	tb      *verbs.Table
+	ch      verbs.Ptr[verbs.EventChannel]
+	id      verbs.Ptr[verbs.CMID]
+	pd      verbs.Ptr[verbs.PD]
+	cq      verbs.Ptr[verbs.CQ]
+	ops     *verbs.ContextOps
+	buf     []byte // registered: 8 receive slots of 32 B, then send space
+	mr      *verbs.MR
+	mrp     verbs.Ptr[verbs.MR]
+	sendWR  verbs.Ptr[verbs.SendWR]
+	recvWR  verbs.Ptr[verbs.RecvWR]
+	sge     verbs.Ptr[verbs.SGE]
+	badWR   verbs.Ptr[verbs.BadWR]
+	wc      verbs.Ptr[verbs.WC]
+	pending [][]byte // control messages received before they were asked for (dialRawFirst)
 	// The server's receive buffer, from its RegisterXferMemory.
 	addr   uint64
 	length uint32
@@ -126,10 +127,7 @@ func dialRawFirst(t *testing.T, tb *verbs.Table, to netip.AddrPort, first []byte
 	verbs.Release(tb, pp)
 	p.event(verbs.EventEstablished)
 	if first != nil {
-		p.post(verbs.WRSend, first, 0)
-		if wc := p.poll(); wc.Status != 0 || wc.Opcode != verbs.WCSend {
-			t.Fatalf("raw peer: first message: status %d opcode %d", wc.Status, wc.Opcode)
-		}
+		p.sendCmd(first)
 	}
 	// The server's RegisterXferMemory, after the answer to a
 	// GetServerFeature and any keepalive.
@@ -169,7 +167,37 @@ func (p *rawPeer) poll() verbs.WC {
 // recvCmd waits for a control message and returns its 32 bytes.
 func (p *rawPeer) recvCmd() []byte {
 	p.t.Helper()
-	wc := p.poll()
+	if len(p.pending) > 0 {
+		b := p.pending[0]
+		p.pending = p.pending[1:]
+		return b
+	}
+	return p.received(p.poll())
+}
+
+// sendCmd sends control message msg and waits for its completion, keeping
+// the messages that arrive meanwhile for recvCmd: the server's answer, or
+// its unprompted messages (valkey's RegisterXferMemory at ESTABLISHED),
+// may be polled before the send's completion.
+func (p *rawPeer) sendCmd(msg []byte) {
+	p.t.Helper()
+	p.post(verbs.WRSend, msg, 0)
+	for {
+		wc := p.poll()
+		if wc.Status != 0 {
+			p.t.Fatalf("raw peer: sending opcode %d: status %d opcode %d", binary.BigEndian.Uint16(msg), wc.Status, wc.Opcode)
+		}
+		if wc.Opcode == verbs.WCSend {
+			return
+		}
+		p.pending = append(p.pending, p.received(wc))
+	}
+}
+
+// received returns the control message of receive completion wc and
+// re-posts its slot.
+func (p *rawPeer) received(wc verbs.WC) []byte {
+	p.t.Helper()
 	if wc.Status != 0 || wc.Opcode != verbs.WCRecv {
 		p.t.Fatalf("raw peer: completion status %d opcode %d, want a receive", wc.Status, wc.Opcode)
 	}
@@ -302,10 +330,7 @@ func TestFeatureRequest(t *testing.T) {
 	}{{7, 0}, {0, 1 << 48}} {
 		req := cmdBytes(0)
 		binary.BigEndian.PutUint16(req[2:], c.sel)
-		p.post(verbs.WRSend, req, 0)
-		if wc := p.poll(); wc.Status != 0 {
-			t.Fatalf("sending the request: status %d", wc.Status)
-		}
+		p.sendCmd(req)
 		b := p.recvCmd()
 		if op, sel, f := binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]); op != 0 || sel != c.sel || f != c.want {
 			t.Errorf("answer: opcode %d select %d features %#x, want 0, %d, %#x", op, sel, f, c.sel, c.want)
