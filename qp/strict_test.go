@@ -333,8 +333,20 @@ func TestStrictPeerCatchesBrokenRules(t *testing.T) {
 			// The request's features field is the client's business:
 			// the answer echoes the select and offers nothing, and the
 			// first rule reported is the opcode's that follows.
-			send(rp, strictFeatureCmd(0, 7, strictFeatureNewLength))
-			b := rp.recvCmd()
+			// The answer may complete before the request's send does.
+			rp.post(verbs.WRSend, strictFeatureCmd(0, 7, strictFeatureNewLength), 0)
+			var b []byte
+			for sent := false; !sent || b == nil; {
+				switch wc := rp.poll(); {
+				case wc.Status == 0 && wc.Opcode == verbs.WCSend:
+					sent = true
+				case wc.Status == 0 && wc.Opcode == verbs.WCRecv:
+					b = append([]byte(nil), rp.buf[wc.WRID*32:wc.WRID*32+32]...)
+					rp.postRecv(int(wc.WRID))
+				default:
+					t.Fatalf("raw client: completion status %d opcode %d", wc.Status, wc.Opcode)
+				}
+			}
 			if op, sel, f := binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]); op != 0 || sel != 7 || f != 0 {
 				t.Errorf("answer to GetServerFeature: opcode %d select %d features %#x, want 0, 7, 0", op, sel, f)
 			}
