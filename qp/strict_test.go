@@ -64,6 +64,9 @@ func dialStrict(t *testing.T, p *strictPeer, opts *qp.Options) *strictClient {
 	if err != nil {
 		t.Fatalf("Dial to the strict peer: %v", err)
 	}
+	// A test that fails before its own Close still closes the
+	// connection, before the leak check.
+	t.Cleanup(func() { c.Close() })
 	// Fail rather than hang (a broken rule closes the connection, which
 	// ends a wait anyway).
 	c.SetDeadline(time.Now().Add(3 * time.Minute))
