@@ -304,8 +304,8 @@ func testTCPReadDeadline(t *testing.T) {
 	if _, err := c.Read(buf); !tcpIsTimeout(err) {
 		t.Fatalf("Read = %v, want a timeout", err)
 	}
-	if d := time.Since(start); d < 90*time.Millisecond || d > 2*time.Second {
-		t.Errorf("timed out after %v, want about 100ms", d)
+	if d := time.Since(start); d < 90*time.Millisecond {
+		t.Errorf("timed out after %v, before the deadline (100ms)", d)
 	}
 	// A deadline in the past fails at once; one that passes while a Read
 	// waits, set by SetDeadline, wakes it.
@@ -384,23 +384,18 @@ func testTCPWriteDeadline(t *testing.T) {
 	if !tcpIsTimeout(err) {
 		t.Fatalf("Write = %v, want a timeout", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("timed out after %v", d)
-	}
 	if sent > 256<<20 {
 		t.Errorf("%d MiB written into a peer that does not read: buffering without bound?", sent>>20)
 	}
 	t.Logf("%d KiB accepted before the timeout", sent>>10)
 
-	// The deadline has passed: a Write that would wait fails at once.
-	start = time.Now()
+	// The deadline has passed: a Write that would wait fails at once
+	// (the peer reads nothing until startReading: one that waited would
+	// wait for ever, and the test's own timeout would tell).
 	n, err := c.Write(chunk)
 	sent += int64(n)
 	if !tcpIsTimeout(err) {
 		t.Fatalf("Write after the deadline = %v, want a timeout", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Write after the deadline took %v", d)
 	}
 
 	// Lift the deadline, let the server read, finish.
@@ -451,7 +446,6 @@ func testTCPCloseUnblocks(t *testing.T) {
 		t.Fatalf("Write returned before Close: %v", err)
 	default:
 	}
-	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -461,12 +455,9 @@ func testTCPCloseUnblocks(t *testing.T) {
 			if !errors.Is(err, net.ErrClosed) {
 				t.Errorf("%s after Close: %v, want net.ErrClosed", name, err)
 			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("%s still blocked after Close", name)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s still blocked a minute after Close", name)
 		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Close took %v", d)
 	}
 }
 
@@ -616,8 +607,8 @@ func TestTCPDialTimeout(t *testing.T) {
 		c.Close()
 		t.Fatal("dial to a full backlog succeeded")
 	}
-	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
-		t.Errorf("dial gave up after %v, want about 200ms", d)
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("dial gave up after %v, before its context's 200ms", d)
 	}
 	var oe *net.OpError
 	var ne net.Error

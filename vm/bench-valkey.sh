@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs `rdmapool bench --transport rdma` beside valkey-benchmark --rdma against
 # one real valkey-server with RDMA, in one soft-RoCE VM boot. Each round runs
-# each case (one client; 10 clients with 16-deep pipelines) with both tools
+# each case (one client; 10 clients with 16-deep pipelines; 50 clients) with both tools
 # back to back, valkey-benchmark first in odd rounds and ours first in even
 # ones, the same tests and request counts, each on one thread
 # (valkey-benchmark's default; ours with --threads 1: the server shares the
@@ -71,6 +71,7 @@ one() { # one CASE ARGS...: both tools, valkey-benchmark first in odd rounds
 for r in \$(seq $rounds); do
 	one c1 -c 1 -n 10000
 	one c10-P16 -c 10 -P 16 -n 100000
+	one c50 -c 50 -n 50000
 done
 SCRIPT
 
