@@ -145,6 +145,15 @@ func (sc *strictClient) close(p *strictPeer, n int) {
 	p.waitFor(sc.t, "the client's disconnect", func(s strictStats) bool { return s.Closed >= n })
 }
 
+// checkRearmed fails the test unless the client re-armed its receive
+// buffer: without a re-arm, the length rule was never put to the test.
+func checkRearmed(t *testing.T, s strictStats) {
+	t.Helper()
+	if s.Arms < 2 {
+		t.Errorf("the client sent %d RegisterXferMemory messages, want a re-arm after the first", s.Arms)
+	}
+}
+
 // setGet stores values of each size and reads each back, byte for byte.
 func setGet(t *testing.T, sc *strictClient, sizes []int) {
 	t.Helper()
@@ -182,6 +191,7 @@ func TestStrictPeerDefaultOptions(t *testing.T) {
 	sc.expect("DEL", kind, got, ':', strconv.Itoa(len(sizes)))
 	sc.close(p, 1)
 	s := p.snapshot()
+	checkRearmed(t, s)
 	t.Logf("the client advertised %d bytes, in %d RegisterXferMemory messages; it asked for features %d times (%#x); the server re-armed %d times",
 		s.FirstLen, s.Arms, s.FeatureAsks, s.FeatureBits, s.ServerRearms)
 }
@@ -282,6 +292,7 @@ func TestStrictPeerSmallRecvBuffer(t *testing.T) {
 	setGet(t, sc, []int{1, 4 << 10, 64 << 10, 1 << 20})
 	sc.close(p, 1)
 	s := p.snapshot()
+	checkRearmed(t, s)
 	t.Logf("the client advertised %d bytes, in %d RegisterXferMemory messages", s.FirstLen, s.Arms)
 }
 
@@ -293,6 +304,7 @@ func TestStrictPeerLargeRecvBuffer(t *testing.T) {
 	setGet(t, sc, []int{1, 64 << 10, 1 << 20, 16 << 20})
 	sc.close(p, 1)
 	s := p.snapshot()
+	checkRearmed(t, s)
 	t.Logf("the client advertised %d bytes, in %d RegisterXferMemory messages", s.FirstLen, s.Arms)
 }
 
@@ -364,7 +376,10 @@ func TestStrictPeerCatchesBrokenRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rp := dialRaw(t, tb, p.addr)
+			// Silent until ESTABLISHED's RegisterXferMemory has come:
+			// dialRaw's first message may complete after it, which
+			// dialRaw does not expect of a peer that speaks first.
+			rp := dialRawFirst(t, tb, p.addr, nil)
 			defer rp.close()
 			tc.act(rp)
 			select {
