@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -423,6 +424,10 @@ type strictOptions struct {
 	Keepalive time.Duration
 	// Report takes each broken rule; nil means the test's Errorf.
 	Report func(*strictViolation)
+	// Stalled, while true, stops the peer's handling of completions, as
+	// a valkey-server busy with a slow command does: the receives the
+	// client's messages take are not posted again meanwhile.
+	Stalled *atomic.Bool
 }
 
 // strictStats count what a strict peer saw, over its connections.
@@ -592,6 +597,9 @@ func (p *strictPeer) loop() {
 		}
 		busy := p.cmEvents()
 		for _, c := range p.conns {
+			if p.opts.Stalled != nil && p.opts.Stalled.Load() {
+				break
+			}
 			if c.run() {
 				busy = true
 			}
