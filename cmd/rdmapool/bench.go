@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,7 @@ type benchFlags struct {
 	duration, warmup, timeout  time.Duration
 	spinWait                   time.Duration
 	rdmaRxSize                 memSize // --rdma-rx-size; 0: the library's default
+	cpuProfile                 string  // --cpuprofile
 	embedded, hostSet, portSet bool
 	defaultWarmup              bool // --warmup not given
 
@@ -145,6 +147,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 0, "client threads, as valkey-benchmark's --threads: over TCP, this many event loops, each driving a share of the clients (0: one, valkey-benchmark's default); RDMA and --tcp-engine gnet clients have a goroutine each, and then run Go code on at most this many threads (GOMAXPROCS)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait), in the clients and the embedded server; 0 means the library's default (1ms), negative never polls. A longer spin pays off where the machine runs more busy threads than it has cores")
 	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA client connection (qp.Options.RecvBufferSize), as valkey's rdma-rx-size: what a Valkey server may write before it waits for the client to read it, and what each connection pins; 0 means the library's default (1mb). Toward rdmapool serve it is the largest the buffer grows to")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for go tool pprof (as go test -cpuprofile)")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	fs.StringVar(&f.password, "a", "", "`password` for AUTH")
 	fs.StringVar(&f.user, "user", "", "`username` for AUTH username password (ACL); needs -a")
@@ -411,6 +414,17 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 		if err := checkWritable(f.plot); err != nil {
 			return fail("--plot: %v", err) // before the run, not after it
 		}
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fail("--cpuprofile: %v", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fail("--cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	server := cfg.Addr
