@@ -265,8 +265,10 @@ func (c *conn) release() {
 	}
 }
 
-// releaseAll gives every buffer back once the connection has closed.
+// releaseAll gives every buffer back, and drops the watches, once the
+// connection has closed.
 func (c *conn) releaseAll() {
+	c.endTx()
 	if c.out != nil {
 		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil

@@ -462,8 +462,6 @@ func TestDataTypes(t *testing.T) {
 		{[]string{"ping", "hi"}, "$2\r\nhi\r\n"},
 		{[]string{"config", "get", "save"}, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"},
 		{[]string{"config", "get", "nosuch"}, "*0\r\n"},
-		{[]string{"command", "docs"}, "*0\r\n"},
-		{[]string{"command"}, "*0\r\n"},
 		{[]string{"readonly"}, "+OK\r\n"},
 		{[]string{"client", "setinfo", "lib-name", "x"}, "+OK\r\n"},
 	} {

@@ -106,8 +106,10 @@ type Server struct {
 	cluster *clusterNode // a Cluster's node (Cluster.NewServer), or nil
 	// dbs are the databases, each made by its first use (db); dbs[0] is
 	// ks. seed is the hash seed they share.
-	dbs  []atomic.Pointer[keyspace]
-	dbMu sync.Mutex // making one
+	dbs []atomic.Pointer[keyspace]
+	// dbMu is held for writing while a database is made, and for reading
+	// by EXEC: no database appears while a transaction runs (multi.go).
+	dbMu sync.RWMutex
 	seed maphash.Seed
 	// dropped counts the bytes of connections' buffers given up, for the
 	// hand-back (expire.go).
@@ -263,6 +265,7 @@ func (s *Server) start(nc net.Conn) {
 	go func() {
 		defer s.wg.Done()
 		c.serve()
+		c.endTx()
 		nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
