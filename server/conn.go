@@ -1,10 +1,12 @@
 package server
 
 import (
+	"io"
 	"math"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -102,7 +104,33 @@ func (c *conn) serve() {
 			return
 		}
 	}
-	c.flush()
+	if c.flush() == nil {
+		c.linger()
+	}
+}
+
+const (
+	// lingerTime and lingerBytes bound how long, and how much of the
+	// client's input, a connection reads and drops after its last reply.
+	lingerTime  = time.Second
+	lingerBytes = 4 << 20
+)
+
+// linger lets the client read the last replies (QUIT's, a protocol
+// error's) before the connection closes: it shuts down the write side,
+// so the client reads them and then EOF, and reads and drops what the
+// client still sends until it closes, for lingerTime and lingerBytes at
+// most. A socket closed with input unread sends a reset instead of FIN,
+// and a client that gets the reset before it has read the replies loses
+// them (ECONNRESET). An RDMA connection has no half close: it closes
+// at once.
+func (c *conn) linger() {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, c.nc, lingerBytes)
 }
 
 // flush writes the buffered replies.
