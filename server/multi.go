@@ -61,11 +61,10 @@ type txState struct {
 	// valkey drops the client from every key's watchers: touch skips it.
 	unwatched atomic.Bool
 
-	running bool                        // inside EXEC: the shards below are locked
-	held    [numShards]bool             // the shard indexes locked, in every database
-	locked  []*shard                    // the shard locks EXEC holds, in order
-	keys    [][]byte                    // scratch for the keys of the queue
-	dbs     []*atomic.Pointer[keyspace] // scratch
+	running bool            // inside EXEC: the shards below are locked
+	held    [numShards]bool // the shard indexes locked, in every database
+	locked  []*shard        // the shard locks EXEC holds, in order
+	keys    [][]byte        // scratch for the keys of the queue
 }
 
 type queued struct {
@@ -215,6 +214,7 @@ func cmdExec(c *conn, _ [][]byte) {
 		return
 	}
 	t.keys = t.keys[:0]
+	defer func() { clear(t.keys) }() // slices of the arena
 	all := false
 	for _, q := range t.queue {
 		all = all || q.cmd.keys.none

@@ -22,9 +22,10 @@
 // parsed in place, and replies are appended to an output buffer written
 // once no complete request is left in the input: a pipeline of requests
 // costs one write. On the event loops, an idle connection holds neither
-// buffer. It is rdmapool's benchmark server and its tests' peer,
-// not a database: nothing is persisted, and there is no replication,
-// pub/sub, scripting, transactions or client-side caching.
+// buffer. Transactions (MULTI, EXEC, WATCH) are valkey's. It is
+// rdmapool's benchmark server and its tests' peer, not a database:
+// nothing is persisted, and there is no replication, pub/sub, scripting
+// or client-side caching.
 //
 // Servers in one process can be the nodes of a Valkey Cluster, each
 // serving some hash slots and redirecting the others (Cluster).
