@@ -256,7 +256,7 @@ func TestExecAtomic(t *testing.T) {
 	for i := 0; srv.ks.shard([]byte(a)) == srv.ks.shard([]byte(b)); i++ {
 		b = "b" + strconv.Itoa(i)
 	}
-	const writers, rounds = 4, 300
+	const writers, rounds = 4, 1000
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
