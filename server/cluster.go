@@ -231,6 +231,7 @@ func moveKeys(src, dst *keyspace, slot, n int) int {
 			at := e.expireAt
 			delete(s.m, k)
 			s.unlink(e) // clears expireAt
+			s.touchKey(k)
 			e.expireAt = at
 			d := dst.shard([]byte(k))
 			d.mu.Lock()
@@ -277,28 +278,9 @@ var crc16Table = func() (t [256]uint16) {
 	return t
 }()
 
-// keySpec says which arguments of a command are keys: from first to last
-// (negative: counted from the end, -1 the last argument), every step-th.
-type keySpec struct{ first, last, step int }
-
-var keySpecs = func() map[string]keySpec {
-	m := map[string]keySpec{}
-	for _, name := range strings.Fields(`get getex set incr decr incrby decrby append strlen
-		lpush rpush lpop rpop llen lrange hset hget hdel hlen hgetall
-		sadd srem spop scard sismember smembers zadd zscore zcard zrem zpopmin zrange
-		xadd xlen type expire pexpire expireat pexpireat ttl pttl persist`) {
-		m[name] = keySpec{1, 1, 1}
-	}
-	for _, name := range []string{"del", "unlink", "exists", "mget"} {
-		m[name] = keySpec{1, -1, 1}
-	}
-	m["mset"] = keySpec{1, -1, 2}
-	return m
-}()
-
 // runRouted runs cmd, on a node of a cluster only if this node serves the
-// slot of its keys; else it answers MOVED, ASK, CROSSSLOT or CLUSTERDOWN
-// as valkey does.
+// slot of its keys (its row's key positions); else it answers MOVED, ASK,
+// CROSSSLOT or CLUSTERDOWN as valkey does.
 func (c *conn) runRouted(cmd *command, args [][]byte) {
 	n := c.srv.cluster
 	if n == nil {
@@ -307,41 +289,59 @@ func (c *conn) runRouted(cmd *command, args [][]byte) {
 	}
 	asking := c.asking
 	c.asking = false
-	spec, ok := keySpecs[cmd.name]
-	if !ok {
-		cmd.run(c, args)
+	c.keyBuf = cmd.keys.appendKeys(c.keyBuf[:0], args)
+	keys := c.keyBuf
+	slot, ok := keysSlot(keys)
+	switch {
+	case !ok:
+		c.addError(msgCrossSlot)
 		return
-	}
-	last := spec.last
-	if last < 0 {
-		last += len(args)
-	}
-	slot := -1
-	for i := spec.first; i <= last && i < len(args); i += spec.step {
-		s := keySlot(args[i])
-		if slot >= 0 && s != slot {
-			c.addError("CROSSSLOT Keys in request don't hash to the same slot")
-			return
-		}
-		slot = s
-	}
-	if slot < 0 {
+	case slot < 0:
 		cmd.run(c, args)
 		return
 	}
 	cl := n.cl
 	cl.slotMu[slot].RLock()
 	defer cl.slotMu[slot].RUnlock()
+	if msg := c.redirect(slot, keys, asking); msg != "" {
+		c.addError(msg)
+		return
+	}
+	cmd.run(c, args)
+}
+
+const msgCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+
+// keysSlot returns the slot of keys, -1 if there are none; false if they
+// are in more than one.
+func keysSlot(keys [][]byte) (int, bool) {
+	slot := -1
+	for _, k := range keys {
+		s := keySlot(k)
+		if slot >= 0 && s != slot {
+			return 0, false
+		}
+		slot = s
+	}
+	return slot, true
+}
+
+// redirect returns the error that sends a request on keys, all of slot,
+// to another node (MOVED, ASK, TRYAGAIN, CLUSTERDOWN), or "" if this node
+// serves it. The caller holds the slot's lock for reading.
+func (c *conn) redirect(slot int, keys [][]byte, asking bool) string {
+	n := c.srv.cluster
+	cl := n.cl
 	owner, target := cl.owner[slot].Load(), cl.target[slot].Load()
 	switch {
 	case owner == nil:
-		c.addError("CLUSTERDOWN Hash slot not served")
+		return "CLUSTERDOWN Hash slot not served"
 	case owner == n && target != nil:
 		// Migrating: the keys still here are served here, the others
 		// (moved, or new) by the target.
 		present, missing := 0, 0
-		for i := spec.first; i <= last && i < len(args); i += spec.step {
-			if c.db.has(args[i]) {
+		for _, k := range keys {
+			if c.db.has(k) {
 				present++
 			} else {
 				missing++
@@ -349,18 +349,18 @@ func (c *conn) runRouted(cmd *command, args [][]byte) {
 		}
 		switch {
 		case missing == 0:
-			cmd.run(c, args)
+			return ""
 		case present == 0:
 			cl.asks.Add(1)
-			c.addError("ASK " + strconv.Itoa(slot) + " " + target.addr())
+			return "ASK " + strconv.Itoa(slot) + " " + target.addr()
 		default:
-			c.addError("TRYAGAIN Multiple keys request during rehashing of slot")
+			return "TRYAGAIN Multiple keys request during rehashing of slot"
 		}
 	case owner == n, target == n && asking:
-		cmd.run(c, args)
+		return ""
 	default:
 		cl.moved.Add(1)
-		c.addError("MOVED " + strconv.Itoa(slot) + " " + owner.addr())
+		return "MOVED " + strconv.Itoa(slot) + " " + owner.addr()
 	}
 }
 
@@ -383,50 +383,80 @@ func cmdAsking(c *conn, _ [][]byte) {
 
 const msgClusterDisabled = "ERR This instance has cluster support disabled"
 
-// CLUSTER ...: valkey-go asks on connect and, on a server that is not a
-// cluster's node, falls back to a standalone client on valkey's error.
-func cmdCluster(c *conn, args [][]byte) {
-	n := c.srv.cluster
-	if n == nil {
+// CLUSTER subcommands: valkey-go asks on connect and, on a server that
+// is not a cluster's node, falls back to a standalone client on valkey's
+// error. Each answers that error outside cluster mode.
+
+// clusterNode returns the node c's server is, or replies valkey's error.
+func (c *conn) clusterNode() *clusterNode {
+	if c.srv.cluster == nil {
 		c.addError(msgClusterDisabled)
+	}
+	return c.srv.cluster
+}
+
+func cmdClusterMyID(c *conn, _ [][]byte) {
+	if n := c.clusterNode(); n != nil {
+		c.addBulkString(n.id)
+	}
+}
+
+func cmdClusterKeySlot(c *conn, args [][]byte) {
+	if c.clusterNode() != nil {
+		c.addInt(int64(keySlot(args[2])))
+	}
+}
+
+func cmdClusterCountKeysInSlot(c *conn, args [][]byte) {
+	if c.clusterNode() == nil {
 		return
 	}
-	sub := args[1]
-	switch {
-	case eqFold(sub, "myid") && len(args) == 2:
-		c.addBulkString(n.id)
-	case eqFold(sub, "keyslot") && len(args) == 3:
-		c.addInt(int64(keySlot(args[2])))
-	case eqFold(sub, "countkeysinslot") && len(args) == 3:
-		slot, ok := parseSlot(c, args[2])
-		if ok {
-			c.addInt(int64(len(c.srv.ks.keysInSlot(slot, -1))))
-		}
-	case eqFold(sub, "getkeysinslot") && len(args) == 4:
-		slot, ok := parseSlot(c, args[2])
-		if !ok {
-			return
-		}
-		count, err := strconv.Atoi(string(args[3]))
-		if err != nil || count < 0 {
-			c.addError("ERR Invalid number of keys")
-			return
-		}
-		keys := c.srv.ks.keysInSlot(slot, count)
-		c.addArray(len(keys))
-		for _, k := range keys {
-			c.addBulkString(k)
-		}
-	case eqFold(sub, "info") && len(args) == 2:
+	if slot, ok := parseSlot(c, args[2]); ok {
+		c.addInt(int64(len(c.srv.ks.keysInSlot(c, slot, -1))))
+	}
+}
+
+func cmdClusterGetKeysInSlot(c *conn, args [][]byte) {
+	if c.clusterNode() == nil {
+		return
+	}
+	slot, ok := parseSlot(c, args[2])
+	if !ok {
+		return
+	}
+	count, err := strconv.Atoi(string(args[3]))
+	if err != nil || count < 0 {
+		c.addError("ERR Invalid number of keys")
+		return
+	}
+	keys := c.srv.ks.keysInSlot(c, slot, count)
+	c.addArray(len(keys))
+	for _, k := range keys {
+		c.addBulkString(k)
+	}
+}
+
+func cmdClusterInfo(c *conn, _ [][]byte) {
+	if n := c.clusterNode(); n != nil {
 		c.addVerbatim(n.cl.info(n))
-	case eqFold(sub, "slots") && len(args) == 2:
+	}
+}
+
+func cmdClusterSlots(c *conn, _ [][]byte) {
+	if n := c.clusterNode(); n != nil {
 		n.cl.slots(c)
-	case eqFold(sub, "shards") && len(args) == 2:
+	}
+}
+
+func cmdClusterShards(c *conn, _ [][]byte) {
+	if n := c.clusterNode(); n != nil {
 		n.cl.shards(c)
-	case eqFold(sub, "nodes") && len(args) == 2:
+	}
+}
+
+func cmdClusterNodes(c *conn, _ [][]byte) {
+	if n := c.clusterNode(); n != nil {
 		c.addVerbatim(n.cl.nodesText(n))
-	default:
-		subcommandError(c, "cluster", args, []string{"myid", "keyslot", "countkeysinslot", "getkeysinslot", "info", "slots", "shards", "nodes"})
 	}
 }
 
@@ -441,12 +471,12 @@ func parseSlot(c *conn, b []byte) (int, bool) {
 
 // keysInSlot returns up to n (all: n < 0) live keys of slot. It looks at
 // every key: valkey keeps an index by slot, this server does not.
-func (ks *keyspace) keysInSlot(slot, n int) []string {
+func (ks *keyspace) keysInSlot(c *conn, slot, n int) []string {
 	var keys []string
 	now := nowMS()
 	for i := range ks.shards {
 		s := &ks.shards[i]
-		s.mu.RLock()
+		s.rlock(c)
 		for k, e := range s.m {
 			if n >= 0 && len(keys) >= n {
 				break
@@ -455,7 +485,7 @@ func (ks *keyspace) keysInSlot(slot, n int) []string {
 				keys = append(keys, k)
 			}
 		}
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	return keys
 }

@@ -47,8 +47,8 @@ func cmdPush(c *conn, args [][]byte) {
 	front := args[0][0]|0x20 == 'l'
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindList, true)
 	if err != nil {
 		c.addError(err.Error())
@@ -62,6 +62,7 @@ func cmdPush(c *conn, args [][]byte) {
 			l.pushBack(c.rd.take(v))
 		}
 	}
+	s.touch(key)
 	c.addInt(int64(l.len()))
 }
 
@@ -82,8 +83,8 @@ func cmdPop(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindList, false)
 	switch {
 	case err != nil:
@@ -101,14 +102,18 @@ func cmdPop(c *conn, args [][]byte) {
 	if front {
 		pop = l.popFront
 	}
+	n := 1
 	if !withCount {
 		c.addBulk(pop())
 	} else {
-		n := min(count, l.len())
+		n = min(count, l.len())
 		c.addArray(n)
 		for range n {
 			c.addBulk(pop())
 		}
+	}
+	if n > 0 {
+		s.touch(key)
 	}
 	s.dropIfEmpty(key, e)
 }
@@ -140,8 +145,8 @@ func cmdLRange(c *conn, args [][]byte) {
 		return
 	}
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindList)
 	if err != nil {
 		c.addError(err.Error())
@@ -173,8 +178,8 @@ func cmdHSet(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindHash, true)
 	if err != nil {
 		c.addError(err.Error())
@@ -188,13 +193,14 @@ func cmdHSet(c *conn, args [][]byte) {
 		}
 		h[string(args[i])] = c.rd.take(args[i+1])
 	}
+	s.touch(key)
 	c.addInt(int64(added))
 }
 
 func cmdHGet(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindHash)
 	if err != nil {
 		c.addError(err.Error())
@@ -213,14 +219,15 @@ func cmdHGet(c *conn, args [][]byte) {
 func cmdHDel(c *conn, args [][]byte) {
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindHash, false)
 	if err != nil || e == nil {
 		c.replyErrOrZero(err)
 		return
 	}
 	n := removeMembers(e.obj.(hashValue), args[2:])
+	s.touchIf(n > 0, key)
 	s.dropIfEmpty(key, e)
 	c.addInt(int64(n))
 }
@@ -245,8 +252,8 @@ func removeMembers[V any](m map[string]V, members [][]byte) int {
 func cardinality(k kind, size func(obj any) int) func(c *conn, args [][]byte) {
 	return func(c *conn, args [][]byte) {
 		s := c.db.shard(args[1])
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+		s.rlock(c)
+		defer s.runlock(c)
 		e, err := readCollection(s, args[1], k)
 		if err != nil || e == nil {
 			c.replyErrOrZero(err)
@@ -268,8 +275,8 @@ func (c *conn) replyErrOrZero(err error) {
 // HGETALL key: a map in RESP3.
 func cmdHGetAll(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindHash)
 	if err != nil {
 		c.addError(err.Error())
@@ -293,8 +300,8 @@ func cmdHGetAll(c *conn, args [][]byte) {
 func cmdSAdd(c *conn, args [][]byte) {
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindSet, true)
 	if err != nil {
 		c.addError(err.Error())
@@ -308,6 +315,7 @@ func cmdSAdd(c *conn, args [][]byte) {
 			n++
 		}
 	}
+	s.touchIf(n > 0, key)
 	c.addInt(int64(n))
 }
 
@@ -315,14 +323,15 @@ func cmdSAdd(c *conn, args [][]byte) {
 func cmdSRem(c *conn, args [][]byte) {
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindSet, false)
 	if err != nil || e == nil {
 		c.replyErrOrZero(err)
 		return
 	}
 	n := removeMembers(e.obj.(setValue), args[2:])
+	s.touchIf(n > 0, key)
 	s.dropIfEmpty(key, e)
 	c.addInt(int64(n))
 }
@@ -335,8 +344,8 @@ func cmdSPop(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindSet, false)
 	switch {
 	case err != nil:
@@ -351,6 +360,7 @@ func cmdSPop(c *conn, args [][]byte) {
 	}
 	set := e.obj.(setValue)
 	n := min(count, len(set))
+	s.touchIf(n > 0, key)
 	if withCount {
 		c.addSet(n)
 	}
@@ -367,8 +377,8 @@ func cmdSPop(c *conn, args [][]byte) {
 
 func cmdSIsMember(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindSet)
 	if err != nil || e == nil {
 		c.replyErrOrZero(err)
@@ -384,8 +394,8 @@ func cmdSIsMember(c *conn, args [][]byte) {
 // SMEMBERS key: a set in RESP3.
 func cmdSMembers(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindSet)
 	if err != nil {
 		c.addError(err.Error())
@@ -478,8 +488,8 @@ func cmdZAdd(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindZSet, !xx)
 	if err != nil {
 		c.addError(err.Error())
@@ -529,6 +539,7 @@ func cmdZAdd(c *conn, args [][]byte) {
 				changed++
 			}
 		}
+		s.touchIf(added+changed > 0, key)
 		s.dropIfEmpty(key, e)
 	}
 	switch {
@@ -545,8 +556,8 @@ func cmdZAdd(c *conn, args [][]byte) {
 
 func cmdZScore(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindZSet)
 	if err != nil {
 		c.addError(err.Error())
@@ -565,8 +576,8 @@ func cmdZScore(c *conn, args [][]byte) {
 func cmdZRem(c *conn, args [][]byte) {
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindZSet, false)
 	if err != nil || e == nil {
 		c.replyErrOrZero(err)
@@ -579,6 +590,7 @@ func cmdZRem(c *conn, args [][]byte) {
 			n++
 		}
 	}
+	s.touchIf(n > 0, key)
 	s.dropIfEmpty(key, e)
 	c.addInt(int64(n))
 }
@@ -601,8 +613,8 @@ func cmdZPopMin(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindZSet, false)
 	if err != nil {
 		c.addError(err.Error())
@@ -625,6 +637,7 @@ func cmdZPopMin(c *conn, args [][]byte) {
 	for range n {
 		c.addScored(z.popMin(), withCount)
 	}
+	s.touchIf(n > 0, key)
 	s.dropIfEmpty(key, e)
 }
 
@@ -701,8 +714,8 @@ func cmdZRange(c *conn, args [][]byte) {
 		}
 	}
 	s := c.db.shard(args[1])
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock(c)
+	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindZSet)
 	if err != nil {
 		c.addError(err.Error())

@@ -6,110 +6,9 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
-
-// command is an entry of the command table.
-type command struct {
-	name string
-	// arity counts the command name: n > 0 is exactly n arguments, n < 0
-	// at least -n, as in valkey's command table.
-	arity  int
-	noAuth bool // allowed before AUTH
-	run    func(c *conn, args [][]byte)
-}
-
-// commands maps lower-case names to commands; filled by init, since some
-// commands (COMMAND) read it.
-var commands map[string]*command
-
-func init() {
-	table := []command{
-		// connection
-		{name: "ping", arity: -1, run: cmdPing},
-		{name: "echo", arity: 2, run: cmdEcho},
-		{name: "hello", arity: -1, noAuth: true, run: cmdHello},
-		{name: "auth", arity: -2, noAuth: true, run: cmdAuth},
-		{name: "select", arity: 2, run: cmdSelect},
-		{name: "quit", arity: -1, noAuth: true, run: cmdQuit},
-		{name: "client", arity: -2, run: cmdClient},
-		{name: "readonly", arity: 1, run: replyOK},
-		{name: "readwrite", arity: 1, run: replyOK},
-		// server
-		{name: "flushall", arity: -1, run: cmdFlush},
-		{name: "flushdb", arity: -1, run: cmdFlush},
-		{name: "dbsize", arity: 1, run: cmdDBSize},
-		{name: "swapdb", arity: 3, run: cmdSwapDB},
-		{name: "config", arity: -2, run: cmdConfig},
-		{name: "info", arity: -1, run: cmdInfo},
-		{name: "command", arity: -1, run: cmdCommand},
-		{name: "cluster", arity: -2, run: cmdCluster}, // cluster.go
-		{name: "asking", arity: 1, run: cmdAsking},
-		// keys
-		{name: "del", arity: -2, run: cmdDel},
-		{name: "unlink", arity: -2, run: cmdDel},
-		{name: "exists", arity: -2, run: cmdExists},
-		{name: "type", arity: 2, run: cmdType},
-		{name: "move", arity: 3, run: cmdMove},
-		{name: "keys", arity: 2, run: cmdKeys},
-		{name: "scan", arity: -2, run: cmdScan},
-		{name: "expire", arity: -3, run: cmdExpire},
-		{name: "pexpire", arity: -3, run: cmdExpire},
-		{name: "expireat", arity: -3, run: cmdExpire},
-		{name: "pexpireat", arity: -3, run: cmdExpire},
-		{name: "ttl", arity: 2, run: cmdTTL},
-		{name: "pttl", arity: 2, run: cmdTTL},
-		{name: "persist", arity: 2, run: cmdPersist},
-		// strings
-		{name: "get", arity: 2, run: cmdGet},
-		{name: "getex", arity: -2, run: cmdGetEx},
-		{name: "set", arity: -3, run: cmdSet},
-		{name: "mget", arity: -2, run: cmdMGet},
-		{name: "mset", arity: -3, run: cmdMSet},
-		{name: "incr", arity: 2, run: cmdIncr},
-		{name: "decr", arity: 2, run: cmdIncr},
-		{name: "incrby", arity: 3, run: cmdIncr},
-		{name: "decrby", arity: 3, run: cmdIncr},
-		{name: "append", arity: 3, run: cmdAppend},
-		{name: "strlen", arity: 2, run: cmdStrlen},
-		// lists
-		{name: "lpush", arity: -3, run: cmdPush},
-		{name: "rpush", arity: -3, run: cmdPush},
-		{name: "lpop", arity: -2, run: cmdPop},
-		{name: "rpop", arity: -2, run: cmdPop},
-		{name: "llen", arity: 2, run: cardinality(kindList, func(o any) int { return o.(*list).len() })},
-		{name: "lrange", arity: 4, run: cmdLRange},
-		// hashes
-		{name: "hset", arity: -4, run: cmdHSet},
-		{name: "hget", arity: 3, run: cmdHGet},
-		{name: "hdel", arity: -3, run: cmdHDel},
-		{name: "hlen", arity: 2, run: cardinality(kindHash, func(o any) int { return len(o.(hashValue)) })},
-		{name: "hgetall", arity: 2, run: cmdHGetAll},
-		// sets
-		{name: "sadd", arity: -3, run: cmdSAdd},
-		{name: "srem", arity: -3, run: cmdSRem},
-		{name: "spop", arity: -2, run: cmdSPop},
-		{name: "scard", arity: 2, run: cardinality(kindSet, func(o any) int { return len(o.(setValue)) })},
-		{name: "sismember", arity: 3, run: cmdSIsMember},
-		{name: "smembers", arity: 2, run: cmdSMembers},
-		// sorted sets
-		{name: "zadd", arity: -4, run: cmdZAdd},
-		{name: "zscore", arity: 3, run: cmdZScore},
-		{name: "zcard", arity: 2, run: cardinality(kindZSet, func(o any) int { return o.(*zset).len() })},
-		{name: "zrem", arity: -3, run: cmdZRem},
-		{name: "zpopmin", arity: -2, run: cmdZPopMin},
-		{name: "zrange", arity: -4, run: cmdZRange},
-		// streams
-		{name: "xadd", arity: -5, run: cmdXAdd},
-		{name: "xlen", arity: 2, run: cardinality(kindStream, func(o any) int { return len(o.(*stream).entries) })},
-	}
-	commands = make(map[string]*command, len(table))
-	for i := range table {
-		commands[table[i].name] = &table[i]
-	}
-}
 
 // Replies shared by several commands.
 const (
@@ -289,85 +188,80 @@ func validName(b []byte) bool {
 	return true
 }
 
-// CLIENT subcommand ...: what clients send on connect, and a few more.
-func cmdClient(c *conn, args [][]byte) {
-	sub := args[1]
-	n := len(args)
-	switch {
-	case eqFold(sub, "setname") && n == 3:
-		if !validName(args[2]) {
-			c.addError(msgBadName)
-			return
-		}
-		c.name = string(args[2])
-		c.addOK()
-	case eqFold(sub, "getname") && n == 2:
-		if c.name == "" {
-			c.addNull()
-		} else {
-			c.addBulkString(c.name)
-		}
-	case eqFold(sub, "id") && n == 2:
-		c.addInt(c.id)
-	case eqFold(sub, "setinfo") && n == 4:
-		switch {
-		case eqFold(args[2], "lib-name"):
-			c.libName = string(args[3])
-		case eqFold(args[2], "lib-ver"):
-			c.libVer = string(args[3])
-		default:
-			c.addError("ERR Unrecognized option '" + string(args[2]) + "'")
-			return
-		}
-		c.addOK()
-	case eqFold(sub, "info") && n == 2:
-		c.addVerbatim(c.info() + "\n")
-	case eqFold(sub, "tracking") && n >= 3:
-		// Tracking needs invalidation messages pushed to the client, which
-		// this server does not send: only OFF is accepted. (valkey-go with
-		// its client-side cache enabled needs ON: use DisableCache.)
-		if eqFold(args[2], "off") {
-			c.addOK()
-		} else if eqFold(args[2], "on") {
-			c.addError("ERR client tracking is not supported by this server")
-		} else {
-			c.addError(msgSyntax)
-		}
-	case (eqFold(sub, "no-evict") || eqFold(sub, "no-touch")) && n == 3:
-		if eqFold(args[2], "on") || eqFold(args[2], "off") {
-			c.addOK()
-		} else {
-			c.addError(msgSyntax)
-		}
-	case eqFold(sub, "help") && n == 2:
-		c.addArray(len(clientHelp))
-		for _, l := range clientHelp {
-			c.addSimple(l)
-		}
-	default:
-		subcommandError(c, "client", args, clientSubs)
+// CLIENT SETNAME name, GETNAME, ID, SETINFO, INFO, TRACKING, NO-EVICT,
+// NO-TOUCH, HELP: what clients send on connect, and a few more.
+func cmdClientSetName(c *conn, args [][]byte) {
+	if !validName(args[2]) {
+		c.addError(msgBadName)
+		return
+	}
+	c.name = string(args[2])
+	c.addOK()
+}
+
+func cmdClientGetName(c *conn, _ [][]byte) {
+	if c.name == "" {
+		c.addNull()
+	} else {
+		c.addBulkString(c.name)
 	}
 }
 
-var clientSubs = []string{"setname", "getname", "id", "setinfo", "info", "tracking", "no-evict", "no-touch", "help"}
+func cmdClientID(c *conn, _ [][]byte) { c.addInt(c.id) }
+
+func cmdClientSetInfo(c *conn, args [][]byte) {
+	switch {
+	case eqFold(args[2], "lib-name"):
+		c.libName = string(args[3])
+	case eqFold(args[2], "lib-ver"):
+		c.libVer = string(args[3])
+	default:
+		c.addError("ERR Unrecognized option '" + string(args[2]) + "'")
+		return
+	}
+	c.addOK()
+}
+
+func cmdClientInfo(c *conn, _ [][]byte) { c.addVerbatim(c.info() + "\n") }
+
+// CLIENT TRACKING: tracking needs invalidation messages pushed to the
+// client, which this server does not send: only OFF is accepted.
+// (valkey-go with its client-side cache enabled needs ON: use
+// DisableCache.)
+func cmdClientTracking(c *conn, args [][]byte) {
+	switch {
+	case eqFold(args[2], "off"):
+		c.addOK()
+	case eqFold(args[2], "on"):
+		c.addError("ERR client tracking is not supported by this server")
+	default:
+		c.addError(msgSyntax)
+	}
+}
+
+// CLIENT NO-EVICT / NO-TOUCH ON|OFF: accepted, with no effect.
+func cmdClientOnOff(c *conn, args [][]byte) {
+	if eqFold(args[2], "on") || eqFold(args[2], "off") {
+		c.addOK()
+	} else {
+		c.addError(msgSyntax)
+	}
+}
+
+func cmdClientHelp(c *conn, _ [][]byte) { c.addHelp(clientHelp) }
+
+// addHelp replies with a HELP subcommand's lines.
+func (c *conn) addHelp(lines []string) {
+	c.addArray(len(lines))
+	for _, l := range lines {
+		c.addSimple(l)
+	}
+}
 
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"GETNAME", "ID", "INFO", "SETNAME <name>", "SETINFO <LIB-NAME|LIB-VER> <value>",
 	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)", "HELP",
-}
-
-// subcommandError replies as valkey does to an unknown subcommand, or to a
-// known one with the wrong number of arguments.
-func subcommandError(c *conn, container string, args [][]byte, known []string) {
-	sub := strings.ToLower(string(args[1]))
-	for _, k := range known {
-		if k == sub {
-			c.addError("ERR wrong number of arguments for '" + container + "|" + sub + "' command")
-			return
-		}
-	}
-	c.addError("ERR unknown subcommand '" + string(args[1][:min(len(args[1]), 128)]) + "'. Try " + strings.ToUpper(container) + " HELP.")
 }
 
 // info is the line CLIENT INFO returns.
@@ -391,33 +285,28 @@ var configParams = []struct{ name, value string }{
 	{"save", ""},
 }
 
-// CONFIG GET pattern [pattern ...] | CONFIG SET (refused) | CONFIG RESETSTAT
-func cmdConfig(c *conn, args [][]byte) {
-	sub := args[1]
-	switch {
-	case eqFold(sub, "get") && len(args) >= 3:
-		type kv struct{ k, v string }
-		var found []kv
-		for _, p := range configParams {
-			for _, pat := range args[2:] {
-				if ok, _ := path.Match(strings.ToLower(string(pat)), p.name); ok {
-					found = append(found, kv{p.name, c.configValue(p.name, p.value)})
-					break
-				}
+// CONFIG GET pattern [pattern ...]
+func cmdConfigGet(c *conn, args [][]byte) {
+	type kv struct{ k, v string }
+	var found []kv
+	for _, p := range configParams {
+		for _, pat := range args[2:] {
+			if ok, _ := path.Match(strings.ToLower(string(pat)), p.name); ok {
+				found = append(found, kv{p.name, c.configValue(p.name, p.value)})
+				break
 			}
 		}
-		c.addMap(len(found))
-		for _, f := range found {
-			c.addBulkString(f.k)
-			c.addBulkString(f.v)
-		}
-	case eqFold(sub, "set") && len(args) >= 4:
-		c.addError("ERR CONFIG SET is not supported by this server")
-	case eqFold(sub, "resetstat") && len(args) == 2:
-		c.addOK()
-	default:
-		subcommandError(c, "config", args, []string{"get", "set", "resetstat"})
 	}
+	c.addMap(len(found))
+	for _, f := range found {
+		c.addBulkString(f.k)
+		c.addBulkString(f.v)
+	}
+}
+
+// CONFIG SET is refused: the configuration is Options.
+func cmdConfigSet(c *conn, _ [][]byte) {
+	c.addError("ERR CONFIG SET is not supported by this server")
 }
 
 func (c *conn) configValue(name, value string) string {
@@ -444,37 +333,6 @@ func cmdInfo(c *conn, _ [][]byte) {
 	fmt.Fprintf(&b, "# Stats\r\ntotal_connections_received:%d\r\ntotal_commands_processed:%d\r\n\r\n",
 		st.TotalConnections, st.Commands+c.commands)
 	b.WriteString("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n")
-	c.srv.keyspaceInfo(&b)
+	c.srv.keyspaceInfo(c, &b)
 	c.addVerbatim(b.String())
-}
-
-// COMMAND [COUNT | LIST | DOCS ... | INFO ...]: enough for clients that
-// ask on connect; command metadata only on a cluster's node
-// (cluster_command.go).
-func cmdCommand(c *conn, args [][]byte) {
-	if len(args) == 1 {
-		addCommandInfos(c, nil) // cluster_command.go
-		return
-	}
-	sub := args[1]
-	switch {
-	case eqFold(sub, "count") && len(args) == 2:
-		c.addInt(int64(len(commands)))
-	case eqFold(sub, "list") && len(args) == 2:
-		names := make([]string, 0, len(commands))
-		for n := range commands {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		c.addArray(len(names))
-		for _, n := range names {
-			c.addBulkString(n)
-		}
-	case eqFold(sub, "docs"):
-		c.addMap(0)
-	case eqFold(sub, "info"):
-		addCommandInfos(c, args[2:])
-	default:
-		subcommandError(c, "command", args, []string{"count", "list"})
-	}
 }

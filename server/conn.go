@@ -1,10 +1,12 @@
 package server
 
 import (
+	"io"
 	"math"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -30,6 +32,8 @@ type conn struct {
 	commands uint64 // executed since the last flush, for Stats
 	asking   bool   // ASKING: the next command may use a slot being imported
 	dbIndex  int
+	tx       txState  // MULTI, WATCH (multi.go)
+	keyBuf   [][]byte // scratch for a request's keys
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -100,7 +104,33 @@ func (c *conn) serve() {
 			return
 		}
 	}
-	c.flush()
+	if c.flush() == nil {
+		c.linger()
+	}
+}
+
+const (
+	// lingerTime and lingerBytes bound how long, and how much of the
+	// client's input, a connection reads and drops after its last reply.
+	lingerTime  = time.Second
+	lingerBytes = 4 << 20
+)
+
+// linger lets the client read the last replies (QUIT's, a protocol
+// error's) before the connection closes: it shuts down the write side,
+// so the client reads them and then EOF, and reads and drops what the
+// client still sends until it closes, for lingerTime and lingerBytes at
+// most. A socket closed with input unread sends a reset instead of FIN,
+// and a client that gets the reset before it has read the replies loses
+// them (ECONNRESET). An RDMA connection has no half close: it closes
+// at once.
+func (c *conn) linger() {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, c.nc, lingerBytes)
 }
 
 // flush writes the buffered replies.
@@ -137,25 +167,60 @@ func (c *conn) flushWith(more []byte) error {
 	return err
 }
 
-// exec runs one request: it finds the command, checks its arity and
-// whether the client must authenticate first, and calls it.
+// exec runs one request: it finds the command (and subcommand) in the
+// table, checks its arity, whether the client must authenticate first and
+// whether it may be queued in a transaction, as valkey's processCommand,
+// and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
 	c.commands++
-	cmd := c.lookup(args[0])
+	cmd, msg := c.resolve(args)
 	switch {
-	case cmd == nil:
-		c.addError(unknownCommand(args))
-	case cmd.arity > 0 && len(args) != cmd.arity, cmd.arity < 0 && len(args) < -cmd.arity:
-		c.addError("ERR wrong number of arguments for '" + cmd.name + "' command")
-	case !c.authed && !cmd.noAuth:
-		c.addError("NOAUTH Authentication required.")
+	case msg != "":
+	case !c.authed && cmd.flags&fNoAuth == 0:
+		msg = "NOAUTH Authentication required."
+	case c.tx.multi && cmd.flags&fNoMulti != 0:
+		msg = msgNoMulti
+	}
+	switch {
+	case msg != "":
+		c.reject(cmd, msg) // multi.go
+	case c.tx.multi && !runsInMulti(cmd):
+		c.enqueue(cmd, args)
 	default:
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
 	}
 }
 
-// lookup finds a command by name, case-insensitively, without allocating.
+// resolve finds the command args name, a container's subcommand by its
+// second argument, and checks the arity; else it returns valkey's error
+// (and the command, when the arity is wrong).
+func (c *conn) resolve(args [][]byte) (*command, string) {
+	cmd := c.lookup(args[0])
+	if cmd == nil {
+		return nil, unknownCommand(args)
+	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := cmd.subs[string(c.lowerName(args[1]))]
+		if sub == nil {
+			return nil, "ERR unknown subcommand '" + string(args[1][:min(len(args[1]), 128)]) + "'. Try " + strings.ToUpper(cmd.name) + " HELP."
+		}
+		cmd = sub
+	}
+	if cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity {
+		return cmd, "ERR wrong number of arguments for '" + cmd.name + "' command"
+	}
+	return cmd, ""
+}
+
+// lookup finds a top-level command by name, case-insensitively, without
+// allocating.
 func (c *conn) lookup(name []byte) *command {
+	return commands[string(c.lowerName(name))]
+}
+
+// lowerName returns name in lower case, in c's scratch buffer (nil if it
+// is longer than any command's).
+func (c *conn) lowerName(name []byte) []byte {
 	if len(name) > len(c.lower) {
 		return nil
 	}
@@ -166,7 +231,7 @@ func (c *conn) lookup(name []byte) *command {
 		}
 		b[i] = ch
 	}
-	return commands[string(b)]
+	return b
 }
 
 // remoteAddr and localAddr are the connection's addresses.
@@ -259,7 +324,7 @@ func (c *conn) addBulkString(s string) {
 // b must not change afterwards: it is a stored string (immutable) or the
 // caller's own.
 func (c *conn) bulk(b []byte) {
-	if len(b) < bigBulk {
+	if len(b) < bigBulk || c.tx.running { // EXEC holds shard locks: no write
 		c.addBulk(b)
 		return
 	}

@@ -53,7 +53,7 @@ func cmdSelect(c *conn, args [][]byte) {
 	case i < 0 || i >= len(c.srv.dbs):
 		c.addError(msgDBRange)
 	default:
-		c.db, c.dbIndex = c.srv.db(i), i
+		c.db, c.dbIndex = c.database(i), i
 		c.addOK()
 	}
 }
@@ -65,29 +65,29 @@ func cmdFlush(c *conn, args [][]byte) {
 		return
 	}
 	if eqFold(args[0], "flushdb") {
-		c.db.flush()
+		c.db.flush(c)
 	} else {
 		for i := range c.srv.dbs {
 			if ks := c.srv.dbs[i].Load(); ks != nil {
-				ks.flush()
+				ks.flush(c)
 			}
 		}
 	}
 	c.addOK()
 }
 
-func cmdDBSize(c *conn, _ [][]byte) { c.addInt(int64(c.db.size())) }
+func cmdDBSize(c *conn, _ [][]byte) { c.addInt(int64(c.db.size(c))) }
 
 // keyspaceInfo is INFO's Keyspace section: a line for each database that
 // holds keys.
-func (s *Server) keyspaceInfo(b *strings.Builder) {
+func (s *Server) keyspaceInfo(c *conn, b *strings.Builder) {
 	b.WriteString("# Keyspace\r\n")
 	for i := range s.dbs {
 		ks := s.dbs[i].Load()
 		if ks == nil {
 			continue
 		}
-		if keys, expires := ks.counts(); keys > 0 {
+		if keys, expires := ks.counts(c); keys > 0 {
 			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, keys, expires)
 		}
 	}
@@ -112,17 +112,17 @@ func cmdMove(c *conn, args [][]byte) {
 		return
 	}
 	key := args[1]
-	src, dst := c.db.shard(key), c.srv.db(i).shard(key)
+	src, dst := c.db.shard(key), c.database(i).shard(key)
 	// Two shards of the same index in two databases: locked in the order
 	// of the databases, so two MOVEs the other way round cannot deadlock.
 	first, second := src, dst
 	if i < c.dbIndex {
 		first, second = dst, src
 	}
-	first.mu.Lock()
-	second.mu.Lock()
-	defer first.mu.Unlock()
-	defer second.mu.Unlock()
+	first.lock(c)
+	second.lock(c)
+	defer first.unlock(c)
+	defer second.unlock(c)
 	e := src.getForWrite(key)
 	if e == nil || dst.getForWrite(key) != nil {
 		c.addInt(0)
@@ -131,6 +131,7 @@ func cmdMove(c *conn, args [][]byte) {
 	at := e.expireAt
 	delete(src.m, string(key))
 	src.unlink(e) // clears expireAt
+	src.touch(key)
 	e.expireAt = at
 	dst.add(key, e)
 	c.addInt(1)
@@ -158,17 +159,21 @@ func cmdSwapDB(c *conn, args [][]byte) {
 	}
 	i, j := int(min(n1, n2)), int(max(n1, n2))
 	if i != j {
-		a, b := c.srv.db(i), c.srv.db(j)
+		a, b := c.database(i), c.database(j)
 		for k := range a.shards {
 			x, y := &a.shards[k], &b.shards[k]
-			x.mu.Lock()
-			y.mu.Lock()
+			x.lock(c)
+			y.lock(c)
+			// Before the swap, as valkey: a watched key that is in
+			// either database is a change, the watches stay.
+			x.touchAll(y)
+			y.touchAll(x)
 			x.m, y.m = y.m, x.m
 			x.volatile, y.volatile = y.volatile, x.volatile
 			x.vcursor, y.vcursor = y.vcursor, x.vcursor
 			x.peak, y.peak = y.peak, x.peak
-			y.mu.Unlock()
-			x.mu.Unlock()
+			y.unlock(c)
+			x.unlock(c)
 		}
 	}
 	c.addOK()

@@ -40,35 +40,58 @@ func TestDifferential(t *testing.T) {
 	theirs := testutil.ValkeyServer(t)
 	_, ours := startServer(t, nil)
 	for _, proto := range []string{"2", "3"} {
+		// Two clients on each server: the second's commands come between
+		// the first's, as another client's would, and change the keys the
+		// first WATCHes.
 		a, b := dialRaw(t, ours), dialRaw(t, theirs)
-		for _, rc := range []*rawClient{a, b} {
+		a2, b2 := dialRaw(t, ours), dialRaw(t, theirs)
+		for _, rc := range []*rawClient{a, b, a2, b2} {
 			rc.do("hello", proto)
+		}
+		for _, rc := range []*rawClient{a, b} {
 			rc.do("flushall")
 			rc.do(bigZAdd()...)
 		}
 		g := &cmdGen{rng: rand.New(rand.NewPCG(uint64(seed), 26)), now: nowMS()}
 		var recent []string
+		var tx txTracker
 		mismatches := 0
 		for i := range n {
 			cmd := g.next()
-			got, want := a.do(cmd...), b.do(cmd...)
-			recent = append(recent, fmt.Sprintf("%q", cmd))
-			if len(recent) > 6 {
+			x, y, who := a, b, ""
+			if g.rng.IntN(12) == 0 && !isTxCommand(cmd) {
+				x, y, who = a2, b2, "other client "
+			}
+			got, want := x.do(cmd...), y.do(cmd...)
+			recent = append(recent, fmt.Sprintf("%s%q", who, cmd))
+			if len(recent) > 8 {
 				recent = recent[1:]
 			}
-			if sameReply(cmd, got, want) {
+			same := sameReply(cmd, got, want)
+			if who == "" {
+				same = tx.sameReply(t, cmd, got, want)
+			}
+			if same {
 				continue
 			}
-			t.Errorf("seed %d, RESP%s, command %d %q: ours %q, valkey-server %q\n  after: %s",
-				seed, proto, i, cmd, got, want, strings.Join(recent[:len(recent)-1], " "))
+			t.Errorf("seed %d, RESP%s, command %d %s%q: ours %q, valkey-server %q\n  after: %s",
+				seed, proto, i, who, cmd, got, want, strings.Join(recent[:len(recent)-1], " "))
 			if mismatches++; mismatches >= 20 {
 				t.Fatal("too many differences")
 			}
-			// Start again from an empty keyspace on both.
-			a.do("flushall")
-			b.do("flushall")
+			// Start again from an empty keyspace on both, out of any
+			// transaction.
+			for _, rc := range []*rawClient{a, b} {
+				rc.do("discard")
+				rc.do("unwatch")
+				rc.do("flushall")
+			}
+			tx = txTracker{}
 		}
 		// The databases hold as many keys on both.
+		for _, rc := range []*rawClient{a, b} {
+			rc.do("discard")
+		}
 		for db := range 4 {
 			for _, cmd := range [][]string{{"select", strconv.Itoa(db)}, {"dbsize"}} {
 				if got, want := a.do(cmd...), b.do(cmd...); got != want {
@@ -76,7 +99,67 @@ func TestDifferential(t *testing.T) {
 				}
 			}
 		}
+		t.Logf("seed %d, RESP%s: %d EXECs ran, %d found a watched key changed, %d aborted", seed, proto, tx.execs, tx.nils, tx.aborts)
+		if tx.execs == 0 || tx.nils == 0 || tx.aborts == 0 {
+			t.Errorf("seed %d, RESP%s: %d EXECs ran, %d found a watched key changed, %d aborted: want some of each",
+				seed, proto, tx.execs, tx.nils, tx.aborts)
+		}
 	}
+}
+
+// txTracker follows the first client's transaction, to compare EXEC's
+// replies element by element, each as the reply to the command queued.
+type txTracker struct {
+	multi  bool
+	queued [][]string
+	// What happened, for the test to check it saw each.
+	execs, nils, aborts int
+}
+
+func isTxCommand(cmd []string) bool {
+	switch strings.ToLower(cmd[0]) {
+	case "multi", "exec", "discard", "watch", "unwatch":
+		return true
+	}
+	return false
+}
+
+// sameReply compares the replies to cmd of the first client, and follows
+// its transaction.
+func (tx *txTracker) sameReply(tb testing.TB, cmd []string, got, want string) bool {
+	name := strings.ToLower(cmd[0])
+	switch {
+	case name == "multi" && want == "+OK\r\n":
+		tx.multi, tx.queued = true, nil
+	case name == "exec" || name == "discard":
+		queued := tx.queued
+		if tx.multi && name == "exec" {
+			switch {
+			case strings.HasPrefix(want, "-EXECABORT"):
+				tx.aborts++
+			case want == "*-1\r\n" || want == "_\r\n":
+				tx.nils++
+			case strings.HasPrefix(want, "*"):
+				tx.execs++
+			}
+		}
+		tx.multi, tx.queued = false, nil
+		if name == "exec" && strings.HasPrefix(want, "*") && want != "*-1\r\n" {
+			g, w := elements(tb, got), elements(tb, want)
+			if len(g) != len(w) || len(w) != len(queued) {
+				return got == want
+			}
+			for i := range w {
+				if !sameReply(queued[i], g[i], w[i]) {
+					return false
+				}
+			}
+			return true
+		}
+	case tx.multi && want == "+QUEUED\r\n":
+		tx.queued = append(tx.queued, cmd)
+	}
+	return sameReply(cmd, got, want)
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -176,6 +259,9 @@ const autoStream = "xauto"
 type cmdGen struct {
 	rng *rand.Rand
 	now int64 // Unix milliseconds at the start
+	// multi: a MULTI was made and no EXEC or DISCARD since, so an EXEC
+	// comes sooner (a guess: the MULTI may have failed).
+	multi bool
 }
 
 func (g *cmdGen) pick(s ...string) string { return s[g.rng.IntN(len(s))] }
@@ -267,6 +353,8 @@ func (g *cmdGen) streamID() string {
 func (g *cmdGen) next() []string {
 	var cmd []string
 	switch r := g.rng.IntN(100); {
+	case g.multi && g.rng.IntN(5) == 0: // a transaction of a few commands
+		cmd = g.tx()
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -283,6 +371,8 @@ func (g *cmdGen) next() []string {
 		cmd = []string{"xlen", g.key()}
 	case r < 86:
 		cmd = g.db()
+	case r < 93:
+		cmd = g.tx()
 	default:
 		cmd = g.other()
 	}
@@ -574,6 +664,34 @@ func (g *cmdGen) other() []string {
 		return []string{"mset", g.keyOf("k0", "k1", "k2"), "v", g.keyOf("k0", "k1", "k2"), g.pick("1", "")}
 	}
 	return []string{"mget", g.key(), g.key()}
+}
+
+// tx is a command of transactions: MULTI, EXEC, DISCARD, WATCH of some of
+// the keys the other commands use, UNWATCH; in any order, so also nested
+// MULTIs, EXEC without MULTI, WATCH inside MULTI.
+func (g *cmdGen) tx() []string {
+	r := g.rng.IntN(20)
+	if g.multi { // mostly EXEC, now and then what is refused inside MULTI
+		r = []int{0, 18, 11, 9, 9, 9, 9, 9, 9, 9}[g.rng.IntN(10)]
+	}
+	switch {
+	case r < 8:
+		g.multi = true
+		return []string{"multi"}
+	case r < 11:
+		g.multi = false
+		return []string{"exec"}
+	case r < 12:
+		g.multi = false
+		return []string{"discard"}
+	case r < 13:
+		return []string{"unwatch"}
+	}
+	cmd := []string{"watch", g.key()}
+	for range g.rng.IntN(3) {
+		cmd = append(cmd, g.key())
+	}
+	return cmd
 }
 
 // TestDifferentialKeys compares KEYS with random glob patterns of the

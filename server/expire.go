@@ -81,6 +81,7 @@ func (s *shard) expireSome(n int, now int64) (sampled, expired int) {
 		// unlink moves the last key to the cursor: look there next.
 		delete(s.m, v.key)
 		s.unlink(v.e)
+		s.touchKey(v.key)
 		s.freed += keyBytes + int64(len(v.key)) + v.e.bytes()
 		expired++
 	}

@@ -98,7 +98,7 @@ func TestExpireCycleBounded(t *testing.T) {
 		s.add(key, &entry{kind: kindString, str: []byte("v"), expireAt: at})
 		s.mu.Unlock()
 	}
-	if _, expires := ks.counts(); expires != n {
+	if _, expires := ks.counts(nil); expires != n {
 		t.Fatalf("%d keys with an expiry, want %d", expires, n)
 	}
 	const budget = 2 * time.Millisecond
@@ -118,7 +118,7 @@ func TestExpireCycleBounded(t *testing.T) {
 	// The lock is held for one sample: time each, as the cycle takes them.
 	var holds []time.Duration
 	runtime.GC()
-	for rounds := 0; ks.size() > n/10 && rounds < 10000; rounds++ {
+	for rounds := 0; ks.size(nil) > n/10 && rounds < 10000; rounds++ {
 		for i := range ks.shards {
 			s := &ks.shards[i]
 			t0 := time.Now()
@@ -128,7 +128,7 @@ func TestExpireCycleBounded(t *testing.T) {
 			holds = append(holds, time.Since(t0))
 		}
 	}
-	if got := ks.size(); got != n/10 {
+	if got := ks.size(nil); got != n/10 {
 		t.Errorf("%d keys left, want %d", got, n/10)
 	}
 	slices.Sort(holds)

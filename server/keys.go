@@ -119,13 +119,13 @@ func cmdKeys(c *conn, args [][]byte) {
 	now := nowMS()
 	for i := range c.db.shards {
 		s := &c.db.shards[i]
-		s.mu.RLock()
+		s.rlock(c)
 		for k, e := range s.m {
 			if !e.expired(now) && (all || globMatch(pat, k)) {
 				keys = append(keys, k)
 			}
 		}
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	c.addArray(len(keys))
 	for _, k := range keys {
@@ -187,13 +187,13 @@ func cmdScan(c *conn, args [][]byte) {
 	for next < numShards && len(keys) < count {
 		s := &c.db.shards[next]
 		next++
-		s.mu.RLock()
+		s.rlock(c)
 		for k, e := range s.m {
 			if !e.expired(now) && (typ == 0 || e.kind == typ) && (pat == "*" || globMatch(pat, k)) {
 				keys = append(keys, k)
 			}
 		}
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	if next >= numShards {
 		next = 0

@@ -84,7 +84,43 @@ type shard struct {
 	// freed counts the bytes of string values dropped (deleted, expired,
 	// replaced) since the background goroutine last collected it.
 	freed int64
-	_     [48]byte // pad to 128 bytes: shards on separate cache lines
+	// watched are the connections that WATCH a key of the shard, by key
+	// (multi.go); nil while none does.
+	watched map[string][]*watcher
+	idx     uint8    // the shard's index in its keyspace
+	_       [39]byte // pad to 128 bytes: shards on separate cache lines
+}
+
+// lock, unlock, rlock and runlock take s's lock for a command of c (nil:
+// for no connection's command). Inside
+// EXEC they do nothing: the transaction holds the lock of every shard it
+// may touch (multi.go), which mustHold checks.
+func (s *shard) lock(c *conn) {
+	if c != nil && c.tx.running {
+		c.tx.mustHold(s)
+		return
+	}
+	s.mu.Lock()
+}
+
+func (s *shard) unlock(c *conn) {
+	if c == nil || !c.tx.running {
+		s.mu.Unlock()
+	}
+}
+
+func (s *shard) rlock(c *conn) {
+	if c != nil && c.tx.running {
+		c.tx.mustHold(s)
+		return
+	}
+	s.mu.RLock()
+}
+
+func (s *shard) runlock(c *conn) {
+	if c == nil || !c.tx.running {
+		s.mu.RUnlock()
+	}
 }
 
 type volatileKey struct {
@@ -109,12 +145,18 @@ func newKeyspace(seed maphash.Seed) *keyspace {
 	ks := &keyspace{seed: seed}
 	for i := range ks.shards {
 		ks.shards[i].m = make(map[string]*entry)
+		ks.shards[i].idx = uint8(i)
 	}
 	return ks
 }
 
 func (ks *keyspace) shard(key []byte) *shard {
-	return &ks.shards[maphash.Bytes(ks.seed, key)%numShards]
+	return &ks.shards[shardIndex(ks.seed, key)]
+}
+
+// shardIndex is the index of key's shard, the same in every database.
+func shardIndex(seed maphash.Seed, key []byte) int {
+	return int(maphash.Bytes(seed, key) % numShards)
 }
 
 func nowMS() int64 { return time.Now().UnixMilli() }
@@ -134,7 +176,7 @@ func (s *shard) get(key []byte) *entry {
 func (s *shard) getForWrite(key []byte) *entry {
 	e := s.m[string(key)]
 	if e != nil && e.expireAt != 0 && e.expired(nowMS()) {
-		s.drop(key, e)
+		s.drop(key, e) // as valkey's lazy expiry, a change WATCH sees
 		return nil
 	}
 	return e
@@ -149,6 +191,7 @@ func (s *shard) add(key []byte, e *entry) {
 	if e.expireAt != 0 {
 		s.setExpireKey(k, e, e.expireAt)
 	}
+	s.touch(key)
 }
 
 // remove deletes key; it reports whether a live entry was there.
@@ -164,6 +207,7 @@ func (s *shard) remove(key []byte) bool {
 // drop deletes the entry e under key. The caller holds s.mu for writing.
 func (s *shard) drop(key []byte, e *entry) {
 	delete(s.m, string(key))
+	s.touch(key)
 	s.unlink(e)
 	s.freed += keyBytes + int64(len(key)) + e.bytes()
 }
@@ -285,36 +329,39 @@ func newCollection(k kind) any {
 
 // size counts the keys, expired ones not yet removed included (as valkey's
 // DBSIZE does).
-func (ks *keyspace) size() int {
+func (ks *keyspace) size(c *conn) int {
 	n := 0
 	for i := range ks.shards {
 		s := &ks.shards[i]
-		s.mu.RLock()
+		s.rlock(c)
 		n += len(s.m)
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	return n
 }
 
 // counts returns the number of keys and of keys with an expiry.
-func (ks *keyspace) counts() (keys, expires int) {
+func (ks *keyspace) counts(c *conn) (keys, expires int) {
 	for i := range ks.shards {
 		s := &ks.shards[i]
-		s.mu.RLock()
+		s.rlock(c)
 		keys += len(s.m)
 		expires += len(s.volatile)
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	return keys, expires
 }
 
-func (ks *keyspace) flush() {
+// flush drops every key, for FLUSHDB and FLUSHALL: a change for each
+// connection that watches a key there (valkey's touchAllWatchedKeysInDb).
+func (ks *keyspace) flush(c *conn) {
 	for i := range ks.shards {
 		s := &ks.shards[i]
-		s.mu.Lock()
+		s.lock(c)
+		s.touchAll(nil)
 		s.m = make(map[string]*entry)
 		s.volatile, s.vcursor, s.peak = nil, 0, 0
-		s.mu.Unlock()
+		s.unlock(c)
 	}
 	ks.flushed.Store(true)
 }

@@ -31,6 +31,13 @@ type loopState struct {
 	busy      bool        // inside OnTraffic
 	closed    bool        // OnClose ran
 	wakeArmed bool        // a timer will wake the connection (pause)
+	// After the last reply (QUIT, a protocol error): the input is read and
+	// dropped until the client closes, lingerBytes of it at most, until
+	// lingerEnd (see linger). shut: the write side is shut down.
+	lingering bool
+	shut      bool
+	lingered  int
+	lingerEnd time.Time
 }
 
 // sliceReader reads from a slice; no allocation per OnTraffic.
@@ -155,6 +162,9 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	data, _ := gc.Next(-1) // all of it: gnet buffers nothing for us
+	if c.ls.lingering {
+		return c.lingerLoop(len(data))
+	}
 	return c.traffic(data)
 }
 
@@ -209,10 +219,40 @@ func (c *conn) traffic(data []byte) gnet.Action {
 		c.releaseAll()
 		return gnet.None
 	}
-	if full || c.quit {
-		return gnet.Close // gnet writes what it holds of the replies first
+	if full {
+		return gnet.Close // without a reply, as valkey
 	}
 	c.release()
+	if c.quit {
+		c.ls.lingering, c.ls.lingerEnd = true, time.Now().Add(lingerTime)
+		gc, e := c.gc, &c.srv.loop
+		time.AfterFunc(lingerTime, func() { e.wake(gc) })
+		return c.lingerLoop(0)
+	}
+	return gnet.None
+}
+
+// lingerLoop is linger on the event loops, for each OnTraffic once the
+// last reply is written: it drops the n bytes that arrived, shuts the
+// write side down once gnet has written all it holds, and closes once the
+// client has sent too much or lingerTime has passed. The client's close
+// ends it sooner (OnClose).
+func (c *conn) lingerLoop(n int) gnet.Action {
+	c.ls.wakeArmed = false
+	c.ls.lingered += n
+	if c.ls.lingered > lingerBytes || !time.Now().Before(c.ls.lingerEnd) {
+		return gnet.Close
+	}
+	if !c.ls.shut {
+		if c.gc.OutboundBuffered() > 0 {
+			c.pause() // look again once gnet has written more
+			return gnet.None
+		}
+		c.ls.shut = true
+		if err := syscall.Shutdown(c.gc.Fd(), syscall.SHUT_WR); err != nil {
+			return gnet.Close
+		}
+	}
 	return gnet.None
 }
 
@@ -265,8 +305,10 @@ func (c *conn) release() {
 	}
 }
 
-// releaseAll gives every buffer back once the connection has closed.
+// releaseAll gives every buffer back, and drops the watches, once the
+// connection has closed.
 func (c *conn) releaseAll() {
+	c.endTx()
 	if c.out != nil {
 		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil

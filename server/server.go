@@ -22,9 +22,10 @@
 // parsed in place, and replies are appended to an output buffer written
 // once no complete request is left in the input: a pipeline of requests
 // costs one write. On the event loops, an idle connection holds neither
-// buffer. It is rdmapool's benchmark server and its tests' peer,
-// not a database: nothing is persisted, and there is no replication,
-// pub/sub, scripting, transactions or client-side caching.
+// buffer. Transactions (MULTI, EXEC, WATCH) are valkey's. It is
+// rdmapool's benchmark server and its tests' peer, not a database:
+// nothing is persisted, and there is no replication, pub/sub, scripting
+// or client-side caching.
 //
 // Servers in one process can be the nodes of a Valkey Cluster, each
 // serving some hash slots and redirecting the others (Cluster).
@@ -106,8 +107,10 @@ type Server struct {
 	cluster *clusterNode // a Cluster's node (Cluster.NewServer), or nil
 	// dbs are the databases, each made by its first use (db); dbs[0] is
 	// ks. seed is the hash seed they share.
-	dbs  []atomic.Pointer[keyspace]
-	dbMu sync.Mutex // making one
+	dbs []atomic.Pointer[keyspace]
+	// dbMu is held for writing while a database is made, and for reading
+	// by EXEC: no database appears while a transaction runs (multi.go).
+	dbMu sync.RWMutex
 	seed maphash.Seed
 	// dropped counts the bytes of connections' buffers given up, for the
 	// hand-back (expire.go).
@@ -263,6 +266,7 @@ func (s *Server) start(nc net.Conn) {
 	go func() {
 		defer s.wg.Done()
 		c.serve()
+		c.endTx()
 		nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)

@@ -150,8 +150,8 @@ func cmdXAdd(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e, err := s.collection(key, kindStream, !x.noMkStream)
 	if err != nil {
 		c.addError(err.Error())
@@ -178,6 +178,7 @@ func cmdXAdd(c *conn, args [][]byte) {
 	st.entries = append(st.entries, streamEntry{id: id, fields: copied})
 	st.last = id
 	st.trim(x)
+	s.touch(key)
 	var b [41]byte
 	c.addBulk(id.append(b[:0]))
 }

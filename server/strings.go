@@ -13,11 +13,11 @@ func cmdDel(c *conn, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
 		s := c.db.shard(key)
-		s.mu.Lock()
+		s.lock(c)
 		if s.remove(key) {
 			n++
 		}
-		s.mu.Unlock()
+		s.unlock(c)
 	}
 	c.addInt(int64(n))
 }
@@ -27,23 +27,23 @@ func cmdExists(c *conn, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
 		s := c.db.shard(key)
-		s.mu.RLock()
+		s.rlock(c)
 		if s.get(key) != nil {
 			n++
 		}
-		s.mu.RUnlock()
+		s.runlock(c)
 	}
 	c.addInt(int64(n))
 }
 
 func cmdType(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
+	s.rlock(c)
 	t := "none"
 	if e := s.get(args[1]); e != nil {
 		t = e.kind.typeName()
 	}
-	s.mu.RUnlock()
+	s.runlock(c)
 	c.addSimple(t)
 }
 
@@ -87,8 +87,8 @@ func cmdExpire(c *conn, args [][]byte) {
 		when += now
 	}
 	s := c.db.shard(args[1])
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(c)
+	defer s.unlock(c)
 	e := s.getForWrite(args[1])
 	cur := e != nil && e.expireAt != 0
 	switch {
@@ -102,6 +102,7 @@ func cmdExpire(c *conn, args [][]byte) {
 		c.addInt(1)
 	default:
 		s.setExpire(args[1], e, when)
+		s.touch(args[1])
 		c.addInt(1)
 	}
 }
@@ -109,7 +110,7 @@ func cmdExpire(c *conn, args [][]byte) {
 // TTL / PTTL key: -2 no key, -1 no expiry.
 func cmdTTL(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
+	s.rlock(c)
 	e := s.get(args[1])
 	var ttl int64 = -2
 	if e != nil {
@@ -121,33 +122,34 @@ func cmdTTL(c *conn, args [][]byte) {
 			}
 		}
 	}
-	s.mu.RUnlock()
+	s.runlock(c)
 	c.addInt(ttl)
 }
 
 func cmdPersist(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.Lock()
+	s.lock(c)
 	e := s.getForWrite(args[1])
 	n := 0
 	if e != nil && e.expireAt != 0 {
 		s.setExpire(args[1], e, 0)
+		s.touch(args[1])
 		n = 1
 	}
-	s.mu.Unlock()
+	s.unlock(c)
 	c.addInt(int64(n))
 }
 
 func cmdGet(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
+	s.rlock(c)
 	e := s.get(args[1])
 	var v []byte
 	wrong := e != nil && e.kind != kindString
 	if e != nil {
 		v = e.str
 	}
-	s.mu.RUnlock()
+	s.runlock(c)
 	switch {
 	case e == nil:
 		c.addNull()
@@ -171,6 +173,7 @@ func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 	s.freed += e.bytes()
 	e.kind, e.str, e.obj = kindString, v, nil
 	s.setExpire(key, e, expireAt)
+	s.touch(key)
 }
 
 // The options of SET and GETEX, as flags.
@@ -280,11 +283,11 @@ func cmdSet(c *conn, args [][]byte) {
 	}
 	key, val := args[1], args[2]
 	s := c.db.shard(key)
-	s.mu.Lock()
+	s.lock(c)
 	e := s.getForWrite(key)
 	get := flags&setGet != 0
 	if get && e != nil && e.kind != kindString {
-		s.mu.Unlock()
+		s.unlock(c)
 		c.addError(msgWrongType)
 		return
 	}
@@ -305,7 +308,7 @@ func cmdSet(c *conn, args [][]byte) {
 		}
 		s.storeString(key, e, c.rd.take(val), expireAt)
 	}
-	s.mu.Unlock()
+	s.unlock(c)
 	switch {
 	case get && e == nil:
 		c.addNull()
@@ -329,7 +332,7 @@ func cmdGetEx(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
+	s.lock(c)
 	e := s.getForWrite(key)
 	var v []byte
 	var at int64
@@ -349,11 +352,13 @@ func cmdGetEx(c *conn, args [][]byte) {
 			s.drop(key, e)
 		case expire != nil:
 			s.setExpire(key, e, at)
-		case flags&setPersist != 0:
+			s.touch(key)
+		case flags&setPersist != 0 && e.expireAt != 0:
 			s.setExpire(key, e, 0)
+			s.touch(key)
 		}
 	}
-	s.mu.Unlock()
+	s.unlock(c)
 	switch {
 	case !ok:
 	case e == nil:
@@ -377,14 +382,14 @@ func cmdMGet(c *conn, args [][]byte) {
 	c.addArray(len(args) - 1)
 	for _, key := range args[1:] {
 		s := c.db.shard(key)
-		s.mu.RLock()
+		s.rlock(c)
 		e := s.get(key)
 		var v []byte
 		ok := e != nil && e.kind == kindString
 		if ok {
 			v = e.str
 		}
-		s.mu.RUnlock()
+		s.runlock(c)
 		if ok {
 			c.bulk(v)
 		} else {
@@ -401,9 +406,9 @@ func cmdMSet(c *conn, args [][]byte) {
 	}
 	for i := 1; i < len(args); i += 2 {
 		s := c.db.shard(args[i])
-		s.mu.Lock()
+		s.lock(c)
 		s.storeString(args[i], s.getForWrite(args[i]), c.rd.take(args[i+1]), 0)
-		s.mu.Unlock()
+		s.unlock(c)
 	}
 	c.addOK()
 }
@@ -428,25 +433,25 @@ func cmdIncr(c *conn, args [][]byte) {
 	}
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
+	s.lock(c)
 	e := s.getForWrite(key)
 	var cur int64
 	if e != nil {
 		if e.kind != kindString {
-			s.mu.Unlock()
+			s.unlock(c)
 			c.addError(msgWrongType)
 			return
 		}
 		n, ok := parseInt(e.str)
 		if !ok {
-			s.mu.Unlock()
+			s.unlock(c)
 			c.addError(msgNotInteger)
 			return
 		}
 		cur = n
 	}
 	if by > 0 && cur > math.MaxInt64-by || by < 0 && cur < math.MinInt64-by {
-		s.mu.Unlock()
+		s.unlock(c)
 		c.addError("ERR increment or decrement would overflow")
 		return
 	}
@@ -456,7 +461,7 @@ func cmdIncr(c *conn, args [][]byte) {
 		expireAt = e.expireAt
 	}
 	s.storeString(key, e, strconv.AppendInt(make([]byte, 0, 20), cur, 10), expireAt)
-	s.mu.Unlock()
+	s.unlock(c)
 	c.addInt(cur)
 }
 
@@ -464,10 +469,10 @@ func cmdIncr(c *conn, args [][]byte) {
 func cmdAppend(c *conn, args [][]byte) {
 	key := args[1]
 	s := c.db.shard(key)
-	s.mu.Lock()
+	s.lock(c)
 	e := s.getForWrite(key)
 	if e != nil && e.kind != kindString {
-		s.mu.Unlock()
+		s.unlock(c)
 		c.addError(msgWrongType)
 		return
 	}
@@ -476,7 +481,7 @@ func cmdAppend(c *conn, args [][]byte) {
 		v = e.str
 	}
 	if len(v)+len(args[2]) > c.srv.opts.MaxBulkLen {
-		s.mu.Unlock()
+		s.unlock(c)
 		c.addError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
 		return
 	}
@@ -486,20 +491,21 @@ func cmdAppend(c *conn, args [][]byte) {
 	} else {
 		s.freed += int64(cap(e.str))
 		e.str = v
+		s.touch(key)
 	}
-	s.mu.Unlock()
+	s.unlock(c)
 	c.addInt(int64(len(v)))
 }
 
 func cmdStrlen(c *conn, args [][]byte) {
 	s := c.db.shard(args[1])
-	s.mu.RLock()
+	s.rlock(c)
 	e := s.get(args[1])
 	n, wrong := 0, e != nil && e.kind != kindString
 	if e != nil {
 		n = len(e.str)
 	}
-	s.mu.RUnlock()
+	s.runlock(c)
 	if wrong {
 		c.addError(msgWrongType)
 		return

@@ -1,0 +1,415 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The command table: one row per command and subcommand, as valkey 8.0's
+// (src/commands/*.json) describes it. Everything the server says or
+// decides about a command comes from its row: the arity check and the
+// NOAUTH and MULTI checks (conn.exec), the keys that cluster routing and
+// EXEC's locks look at (keysOf), COMMAND, COMMAND INFO, DOCS, COUNT, LIST
+// and GETKEYS (cmdinfo.go). TestCommandTable checks every row is complete
+// and TestCommandInfoMatchesValkey that each agrees with valkey-server's.
+
+// command is a row of the command table.
+type command struct {
+	// name is the lower-case name; a subcommand's is "container|sub".
+	name string
+	// arity counts the command name: n > 0 is exactly n arguments, n < 0
+	// at least -n, as in valkey's command table. A subcommand's counts
+	// the container's name too.
+	arity int
+	flags cmdFlags
+	acl   aclCats
+	keys  keySpec
+	// dbArgs is the first and last argument that is a database index
+	// (SELECT, MOVE, SWAPDB): a transaction makes those databases when
+	// it queues the command, so that EXEC finds them all there (multi.go).
+	dbArgs [2]int8
+	tips   string // valkey's command tips, space-separated
+	doc    doc
+	run    func(c *conn, args [][]byte) // nil for a container
+	// subs are a container's subcommands by lower-case name; parent is a
+	// subcommand's container.
+	subs   map[string]*command
+	parent *command
+}
+
+// doc is what COMMAND DOCS says of a command beside its name.
+type doc struct{ group, since, summary string }
+
+// cmdFlags are valkey's command flags, in the order COMMAND INFO lists
+// them (valkey's addReplyFlagsForCommand); those valkey hides are left out.
+type cmdFlags uint32
+
+const (
+	fWrite cmdFlags = 1 << iota
+	fReadonly
+	fDenyOOM
+	fModule
+	fAdmin
+	fPubsub
+	fNoScript
+	fBlocking
+	fLoading
+	fStale
+	fSkipMonitor
+	fSkipSlowlog
+	fAsking
+	fFast
+	fNoAuth
+	fNoMandatoryKeys
+	fNoAsyncLoading
+	fNoMulti
+	fMovableKeys
+	fAllowBusy
+)
+
+var flagNames = []string{"write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking",
+	"loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "no_mandatory_keys",
+	"no_async_loading", "no_multi", "movablekeys", "allow_busy"}
+
+// aclCats are valkey's ACL categories, in its order (acl.c).
+type aclCats uint32
+
+const (
+	cKeyspace aclCats = 1 << iota
+	cRead
+	cWrite
+	cSet
+	cSortedSet
+	cList
+	cHash
+	cString
+	cBitmap
+	cHyperLogLog
+	cGeo
+	cStream
+	cPubsub
+	cAdmin
+	cFast
+	cSlow
+	cBlocking
+	cDangerous
+	cConnection
+	cTransaction
+	cScripting
+)
+
+var aclNames = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
+	"transaction", "scripting"}
+
+// keyFlags are the flags of a key specification, in valkey's order.
+type keyFlags uint16
+
+const (
+	kRO keyFlags = 1 << iota
+	kRW
+	kOW
+	kRM
+	kAccess
+	kUpdate
+	kInsert
+	kDelete
+	kNotKey
+	kIncomplete
+	kVariableFlags
+)
+
+var keyFlagNames = []string{"RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key",
+	"incomplete", "variable_flags"}
+
+// names lists the names of the bits set in f, in the order of all.
+func names[F ~uint16 | ~uint32](f F, all []string) []string {
+	var out []string
+	for i, n := range all {
+		if f&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// keySpec says which arguments of a command are keys, in valkey's legacy
+// form: from first to last (negative: counted from the end, -1 the last
+// argument), every step-th; and how the command uses them. A command with
+// keys has one such range here (valkey's key specs may list several; no
+// command of this server needs more). The zero value is a row that forgot
+// its keys: a row without any says noKeys.
+type keySpec struct {
+	first, last, step int
+	flags             keyFlags
+	notes             string
+	none              bool
+}
+
+var noKeys = keySpec{none: true}
+
+func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
+}
+
+// appendKeys appends the keys of a request with this key spec to dst:
+// valkey's getKeysFromCommand.
+func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
+	if k.none || k.first >= len(args) {
+		return dst
+	}
+	last := k.last
+	if last < 0 {
+		last += len(args)
+	}
+	for i := k.first; i <= last && i < len(args); i += k.step {
+		dst = append(dst, args[i])
+	}
+	return dst
+}
+
+// commands maps lower-case names to the top-level commands (COMMAND
+// COUNT's); their subcommands hang from them. Filled by init: some
+// commands (COMMAND) read it.
+var commands map[string]*command
+
+// commandTable returns the rows; see command.
+func commandTable() []command {
+	return []command{
+		{name: "ping", arity: -1, flags: fFast, acl: cFast | cConnection, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"connection", "1.0.0", "Returns the server's liveliness response."}, run: cmdPing},
+		{name: "echo", arity: 2, flags: fLoading | fStale | fFast, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"connection", "1.0.0", "Returns the given string."}, run: cmdEcho},
+		{name: "hello", arity: -1, flags: fNoScript | fLoading | fStale | fFast | fNoAuth | fAllowBusy, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"connection", "6.0.0", "Handshakes with the server."}, run: cmdHello},
+		{name: "auth", arity: -2, flags: fNoScript | fLoading | fStale | fFast | fNoAuth | fAllowBusy, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"connection", "1.0.0", "Authenticates the connection."}, run: cmdAuth},
+		{name: "select", arity: 2, flags: fLoading | fStale | fFast, acl: cFast | cConnection, keys: noKeys, dbArgs: [2]int8{1, 1},
+			doc: doc{"connection", "1.0.0", "Changes the selected database."}, run: cmdSelect},
+		{name: "quit", arity: -1, flags: fNoScript | fLoading | fStale | fFast | fNoAuth | fAllowBusy, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"connection", "1.0.0", "Closes the connection."}, run: cmdQuit},
+		{name: "client", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"connection", "2.4.0", "A container for client connection commands."}},
+		{name: "client|setname", arity: 3, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"connection", "2.6.9", "Sets the connection name."}, run: cmdClientSetName},
+		{name: "client|getname", arity: 2, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "2.6.9", "Returns the name of the connection."}, run: cmdClientGetName},
+		{name: "client|id", arity: 2, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "5.0.0", "Returns the unique client ID of the connection."}, run: cmdClientID},
+		{name: "client|setinfo", arity: 4, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"connection", "7.2.0", "Sets information specific to the client or connection."}, run: cmdClientSetInfo},
+		{name: "client|info", arity: 2, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"connection", "6.2.0", "Returns information about the connection."}, run: cmdClientInfo},
+		{name: "client|tracking", arity: -3, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "6.0.0", "Controls server-assisted client-side caching for the connection."}, run: cmdClientTracking},
+		{name: "client|no-evict", arity: 3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "7.0.0", "Sets the client eviction mode of the connection."}, run: cmdClientOnOff},
+		{name: "client|no-touch", arity: 3, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."}, run: cmdClientOnOff},
+		{name: "client|help", arity: 2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdClientHelp},
+		{name: "readonly", arity: 1, flags: fLoading | fStale | fFast, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Enables read-only queries for a connection to a Valkey replica node."}, run: replyOK},
+		{name: "readwrite", arity: 1, flags: fLoading | fStale | fFast, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Enables read-write queries for a connection to a Valkey replica node."}, run: replyOK},
+		{name: "flushall", arity: -1, flags: fWrite, acl: cKeyspace | cWrite | cSlow | cDangerous, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"server", "1.0.0", "Removes all keys from all databases."}, run: cmdFlush},
+		{name: "flushdb", arity: -1, flags: fWrite, acl: cKeyspace | cWrite | cSlow | cDangerous, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"server", "1.0.0", "Remove all keys from the current database."}, run: cmdFlush},
+		{name: "dbsize", arity: 1, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: noKeys, tips: "request_policy:all_shards response_policy:agg_sum",
+			doc: doc{"server", "1.0.0", "Returns the number of keys in the database."}, run: cmdDBSize},
+		{name: "swapdb", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast | cDangerous, keys: noKeys, dbArgs: [2]int8{1, 2},
+			doc: doc{"server", "4.0.0", "Swaps two databases."}, run: cmdSwapDB},
+		{name: "config", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"server", "2.0.0", "A container for server configuration commands."}},
+		{name: "config|get", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous, keys: noKeys,
+			doc: doc{"server", "2.0.0", "Returns the effective values of configuration parameters."}, run: cmdConfigGet},
+		{name: "config|set", arity: -4, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"server", "2.0.0", "Sets configuration parameters in-flight."}, run: cmdConfigSet},
+		{name: "config|resetstat", arity: 2, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"server", "2.0.0", "Resets the server's statistics."}, run: replyOK},
+		{name: "info", arity: -1, flags: fLoading | fStale, acl: cSlow | cDangerous, keys: noKeys, tips: "nondeterministic_output request_policy:all_shards response_policy:special",
+			doc: doc{"server", "1.0.0", "Returns information and statistics about the server."}, run: cmdInfo},
+		{name: "command", arity: -1, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "nondeterministic_output_order",
+			doc: doc{"server", "2.8.13", "Returns detailed information about all commands."}, run: cmdCommand},
+		{name: "command|count", arity: 2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"server", "2.8.13", "Returns a count of commands."}, run: cmdCommandCount},
+		{name: "command|list", arity: -2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "nondeterministic_output_order",
+			doc: doc{"server", "7.0.0", "Returns a list of command names."}, run: cmdCommandList},
+		{name: "command|docs", arity: -2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "nondeterministic_output_order",
+			doc: doc{"server", "7.0.0", "Returns documentary information about one, multiple or all commands."}, run: cmdCommandDocs},
+		{name: "command|info", arity: -2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys, tips: "nondeterministic_output_order",
+			doc: doc{"server", "2.8.13", "Returns information about one, multiple or all commands."}, run: cmdCommandInfo},
+		{name: "command|getkeys", arity: -3, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"server", "2.8.13", "Extracts the key names from an arbitrary command."}, run: cmdCommandGetKeys},
+		{name: "command|getkeysandflags", arity: -3, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"server", "7.0.0", "Extracts the key names and access flags for an arbitrary command."}, run: cmdCommandGetKeys},
+		{name: "command|help", arity: 2, flags: fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"server", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdCommandHelp},
+		{name: "cluster", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "A container for Cluster commands."}},
+		{name: "cluster|myid", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Returns the ID of a node."}, run: cmdClusterMyID},
+		{name: "cluster|keyslot", arity: 3, flags: fStale, acl: cSlow, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Returns the hash slot for a key."}, run: cmdClusterKeySlot},
+		{name: "cluster|countkeysinslot", arity: 3, flags: fStale, acl: cSlow, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Returns the number of keys in a hash slot."}, run: cmdClusterCountKeysInSlot},
+		{name: "cluster|getkeysinslot", arity: 4, flags: fStale, acl: cSlow, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"cluster", "3.0.0", "Returns the key names in a hash slot."}, run: cmdClusterGetKeysInSlot},
+		{name: "cluster|info", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"cluster", "3.0.0", "Returns information about the state of a node."}, run: cmdClusterInfo},
+		{name: "cluster|slots", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"cluster", "3.0.0", "Returns the mapping of cluster slots to nodes."}, run: cmdClusterSlots},
+		{name: "cluster|shards", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"cluster", "7.0.0", "Returns the mapping of cluster slots to shards."}, run: cmdClusterShards},
+		{name: "cluster|nodes", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"cluster", "3.0.0", "Returns the cluster configuration for a node."}, run: cmdClusterNodes},
+		{name: "asking", arity: 1, flags: fFast, acl: cFast | cConnection, keys: noKeys,
+			doc: doc{"cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect."}, run: cmdAsking},
+		{name: "del", arity: -2, flags: fWrite, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, -1, 1, kRM|kDelete), tips: "request_policy:multi_shard response_policy:agg_sum",
+			doc: doc{"generic", "1.0.0", "Deletes one or more keys."}, run: cmdDel},
+		{name: "unlink", arity: -2, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, -1, 1, kRM|kDelete), tips: "request_policy:multi_shard response_policy:agg_sum",
+			doc: doc{"generic", "4.0.0", "Asynchronously deletes one or more keys."}, run: cmdDel},
+		{name: "exists", arity: -2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, -1, 1, kRO), tips: "request_policy:multi_shard response_policy:agg_sum",
+			doc: doc{"generic", "1.0.0", "Determines whether one or more keys exist."}, run: cmdExists},
+		{name: "type", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"generic", "1.0.0", "Determines the type of value stored at a key."}, run: cmdType},
+		{name: "move", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate), dbArgs: [2]int8{2, 2},
+			doc: doc{"generic", "1.0.0", "Moves a key to another database."}, run: cmdMove},
+		{name: "keys", arity: 2, flags: fReadonly, acl: cKeyspace | cRead | cSlow | cDangerous, keys: noKeys, tips: "request_policy:all_shards nondeterministic_output_order",
+			doc: doc{"generic", "1.0.0", "Returns all key names that match a pattern."}, run: cmdKeys},
+		{name: "scan", arity: -2, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: noKeys, tips: "nondeterministic_output request_policy:special response_policy:special",
+			doc: doc{"generic", "2.8.0", "Iterates over the key names in the database."}, run: cmdScan},
+		{name: "expire", arity: -3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"generic", "1.0.0", "Sets the expiration time of a key in seconds."}, run: cmdExpire},
+		{name: "pexpire", arity: -3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"generic", "2.6.0", "Sets the expiration time of a key in milliseconds."}, run: cmdExpire},
+		{name: "expireat", arity: -3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp."}, run: cmdExpire},
+		{name: "pexpireat", arity: -3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp."}, run: cmdExpire},
+		{name: "ttl", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"generic", "1.0.0", "Returns the expiration time in seconds of a key."}, run: cmdTTL},
+		{name: "pttl", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"generic", "2.6.0", "Returns the expiration time in milliseconds of a key."}, run: cmdTTL},
+		{name: "persist", arity: 2, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"generic", "2.2.0", "Removes the expiration time of a key."}, run: cmdPersist},
+		{name: "get", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"string", "1.0.0", "Returns the string value of a key."}, run: cmdGet},
+		{name: "getex", arity: -2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate, "RW and UPDATE because it changes the TTL"),
+			doc: doc{"string", "6.2.0", "Returns the string value of a key after setting its expiration time."}, run: cmdGetEx},
+		{name: "set", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate|kVariableFlags, "RW and ACCESS due to the optional `GET` argument"),
+			doc: doc{"string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."}, run: cmdSet},
+		{name: "mget", arity: -2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, -1, 1, kRO|kAccess), tips: "request_policy:multi_shard",
+			doc: doc{"string", "1.0.0", "Atomically returns the string values of one or more keys."}, run: cmdMGet},
+		{name: "mset", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, -1, 2, kOW|kUpdate), tips: "request_policy:multi_shard response_policy:all_succeeded",
+			doc: doc{"string", "1.0.1", "Atomically creates or modifies the string values of one or more keys."}, run: cmdMSet},
+		{name: "incr", arity: 2, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."}, run: cmdIncr},
+		{name: "decr", arity: 2, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."}, run: cmdIncr},
+		{name: "incrby", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."}, run: cmdIncr},
+		{name: "decrby", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."}, run: cmdIncr},
+		{name: "append", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist."}, run: cmdAppend},
+		{name: "strlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"string", "2.2.0", "Returns the length of a string value."}, run: cmdStrlen},
+		{name: "lpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist."}, run: cmdPush},
+		{name: "rpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist."}, run: cmdPush},
+		{name: "lpop", arity: -2, flags: fWrite | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."}, run: cmdPop},
+		{name: "rpop", arity: -2, flags: fWrite | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped."}, run: cmdPop},
+		{name: "llen", arity: 2, flags: fReadonly | fFast, acl: cRead | cList | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"list", "1.0.0", "Returns the length of a list."}, run: cardinality(kindList, func(o any) int { return o.(*list).len() })},
+		{name: "lrange", arity: 4, flags: fReadonly, acl: cRead | cList | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"list", "1.0.0", "Returns a range of elements from a list."}, run: cmdLRange},
+		{name: "hset", arity: -4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"hash", "2.0.0", "Creates or modifies the value of a field in a hash."}, run: cmdHSet},
+		{name: "hget", arity: 3, flags: fReadonly | fFast, acl: cRead | cHash | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"hash", "2.0.0", "Returns the value of a field in a hash."}, run: cmdHGet},
+		{name: "hdel", arity: -3, flags: fWrite | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."}, run: cmdHDel},
+		{name: "hlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cHash | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"hash", "2.0.0", "Returns the number of fields in a hash."}, run: cardinality(kindHash, func(o any) int { return len(o.(hashValue)) })},
+		{name: "hgetall", arity: 2, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"hash", "2.0.0", "Returns all fields and values in a hash."}, run: cmdHGetAll},
+		{name: "sadd", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist."}, run: cmdSAdd},
+		{name: "srem", arity: -3, flags: fWrite | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed."}, run: cmdSRem},
+		{name: "spop", arity: -2, flags: fWrite | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete), tips: "nondeterministic_output",
+			doc: doc{"set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."}, run: cmdSPop},
+		{name: "scard", arity: 2, flags: fReadonly | fFast, acl: cRead | cSet | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"set", "1.0.0", "Returns the number of members in a set."}, run: cardinality(kindSet, func(o any) int { return len(o.(setValue)) })},
+		{name: "sismember", arity: 3, flags: fReadonly | fFast, acl: cRead | cSet | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"set", "1.0.0", "Determines whether a member belongs to a set."}, run: cmdSIsMember},
+		{name: "smembers", arity: 2, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"set", "1.0.0", "Returns all members of a set."}, run: cmdSMembers},
+		{name: "zadd", arity: -4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."}, run: cmdZAdd},
+		{name: "zscore", arity: 3, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "1.2.0", "Returns the score of a member in a sorted set."}, run: cmdZScore},
+		{name: "zcard", arity: 2, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"sorted-set", "1.2.0", "Returns the number of members in a sorted set."}, run: cardinality(kindZSet, func(o any) int { return o.(*zset).len() })},
+		{name: "zrem", arity: -3, flags: fWrite | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."}, run: cmdZRem},
+		{name: "zpopmin", arity: -2, flags: fWrite | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZPopMin},
+		{name: "zrange", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes."}, run: cmdZRange},
+		{name: "xadd", arity: -5, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate, "UPDATE instead of INSERT because of the optional trimming feature"), tips: "nondeterministic_output",
+			doc: doc{"stream", "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist."}, run: cmdXAdd},
+		{name: "xlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cStream | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"stream", "5.0.0", "Return the number of messages in a stream."}, run: cardinality(kindStream, func(o any) int { return len(o.(*stream).entries) })},
+		{name: "multi", arity: 1, flags: fNoScript | fLoading | fStale | fFast | fNoMulti | fAllowBusy, acl: cFast | cTransaction, keys: noKeys,
+			doc: doc{"transactions", "1.2.0", "Starts a transaction."}, run: cmdMulti},
+		{name: "exec", arity: 1, flags: fNoScript | fLoading | fStale | fSkipSlowlog, acl: cSlow | cTransaction, keys: noKeys,
+			doc: doc{"transactions", "1.2.0", "Executes all commands in a transaction."}, run: cmdExec},
+		{name: "discard", arity: 1, flags: fNoScript | fLoading | fStale | fFast | fAllowBusy, acl: cFast | cTransaction, keys: noKeys,
+			doc: doc{"transactions", "2.0.0", "Discards a transaction."}, run: cmdDiscard},
+		{name: "watch", arity: -2, flags: fNoScript | fLoading | fStale | fFast | fNoMulti | fAllowBusy, acl: cFast | cTransaction, keys: keyRange(1, -1, 1, kRO),
+			doc: doc{"transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction."}, run: cmdWatch},
+		{name: "unwatch", arity: 1, flags: fNoScript | fLoading | fStale | fFast | fAllowBusy, acl: cFast | cTransaction, keys: noKeys,
+			doc: doc{"transactions", "2.2.0", "Forgets about watched keys of a transaction."}, run: cmdUnwatch},
+	}
+}
+
+func init() {
+	table := commandTable()
+	commands = make(map[string]*command, len(table))
+	for i := range table {
+		cmd := &table[i]
+		container, sub, isSub := strings.Cut(cmd.name, "|")
+		if !isSub {
+			commands[cmd.name] = cmd
+			continue
+		}
+		parent := commands[container]
+		if parent == nil {
+			panic(fmt.Sprintf("server: subcommand %s before its container", cmd.name))
+		}
+		if parent.subs == nil {
+			parent.subs = map[string]*command{}
+		}
+		parent.subs[sub] = cmd
+		cmd.parent = parent
+	}
+}
+
+// lookupCommand finds the command a request names: a container's
+// subcommand by its second argument. Unlike conn.lookup it allocates;
+// it is for COMMAND's own arguments.
+func lookupCommand(name string) *command {
+	name = strings.ToLower(name)
+	container, sub, isSub := strings.Cut(name, "|")
+	cmd := commands[container]
+	if isSub && cmd != nil {
+		return cmd.subs[sub]
+	}
+	return cmd
+}
