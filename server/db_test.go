@@ -195,9 +195,7 @@ func TestScan(t *testing.T) {
 	// once (valkey's early stop), rather than trying every split.
 	long := strings.Repeat("a", 10000)
 	rc.expectReply(t, []string{"set", long, "v"}, "+OK\r\n")
-	start := time.Now()
+	// Without the early stop this would try some 2^30 splits: the test
+	// would not end, and the test binary's timeout would name it.
 	rc.expectReply(t, []string{"keys", strings.Repeat("*a", 30) + "b"}, "*0\r\n")
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("KEYS with 30 stars took %v", d)
-	}
 }

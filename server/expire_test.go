@@ -2,8 +2,6 @@ package server
 
 import (
 	"hash/maphash"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,46 +99,31 @@ func TestExpireCycleBounded(t *testing.T) {
 	if _, expires := ks.counts(nil); expires != n {
 		t.Fatalf("%d keys with an expiry, want %d", expires, n)
 	}
+	// A cycle stops once its budget has passed: with 180,000 expired keys
+	// and a budget of 2 ms it deletes some, but not all of them. How long
+	// it ran past the budget depends on the machine's load (a preemption
+	// inside a sample stretches it), so it is not asserted here.
 	const budget = 2 * time.Millisecond
-	runtime.GC()
-	start := time.Now()
-	first := ks.expireCycle(budget)
-	// It stops after the sample that ends past the budget; a preemption
-	// on a busy machine may stretch that one, the race detector more.
-	slack := 5 * time.Millisecond
-	if raceEnabled {
-		slack *= 10
-	}
-	if took := time.Since(start); took > budget+slack || first == 0 || first == n*9/10 {
-		t.Errorf("a cycle of budget %v took %v and deleted %d", budget, took, first)
+	if first := ks.expireCycle(budget); first == 0 || first == n*9/10 {
+		t.Errorf("a cycle of budget %v deleted %d of %d expired keys, want some but not all", budget, first, n*9/10)
 	}
 
-	// The lock is held for one sample: time each, as the cycle takes them.
-	var holds []time.Duration
-	runtime.GC()
+	// The lock is held for one sample: a bounded amount of work, at most
+	// expireSample keys looked at (and deleted), whatever the keyspace's
+	// size, as the cycle takes them.
 	for rounds := 0; ks.size(nil) > n/10 && rounds < 10000; rounds++ {
 		for i := range ks.shards {
 			s := &ks.shards[i]
-			t0 := time.Now()
 			s.mu.Lock()
-			s.expireSome(expireSample, nowMS())
+			sampled, expired := s.expireSome(expireSample, nowMS())
 			s.mu.Unlock()
-			holds = append(holds, time.Since(t0))
+			if sampled > expireSample || expired > sampled {
+				t.Fatalf("one sample under the lock looked at %d keys and expired %d; want at most %d", sampled, expired, expireSample)
+			}
 		}
 	}
 	if got := ks.size(nil); got != n/10 {
 		t.Errorf("%d keys left, want %d", got, n/10)
-	}
-	slices.Sort(holds)
-	// A GC pause or a preemption of the thread, on a busy machine, may
-	// land inside one: look at the 99th percentile, and allow the race
-	// detector (several times slower) more.
-	p99, median := holds[len(holds)*99/100], holds[len(holds)/2]
-	if raceEnabled {
-		p99, median = p99/5, median/5
-	}
-	if p99 > time.Millisecond || median > 100*time.Microsecond {
-		t.Errorf("samples held the lock %v at the median, up to %v for 99%% of them; want under 100µs and 1ms", holds[len(holds)/2], holds[len(holds)*99/100])
 	}
 	if ks.collect() < int64(n*9/10)*keyBytes {
 		t.Errorf("freed bytes not counted")

@@ -221,11 +221,7 @@ func TestCloseManyIdle(t *testing.T) {
 	if st := srv.Stats(); st.Connections != n {
 		t.Errorf("stats before Close: %+v", st)
 	}
-	start := time.Now()
 	srv.Close()
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close of %d idle connections took %v", n, d)
-	}
 	<-served
 	if st := srv.Stats(); st.Connections != 0 {
 		t.Errorf("stats after Close: %+v", st)

@@ -90,10 +90,11 @@ func checkSkiplist(t *testing.T, z *zset, want []zitem) {
 	}
 }
 
-// TestZAddScales: single-member ZADDs and ZRANGEs of a few members stay
-// logarithmic: 200,000 of each into one set take 1-2 s (the sorted slice
-// before took 146 s on a busy host); the bound leaves room for a busier
-// one.
+// TestZAddScales: 200,000 single-member ZADDs and ZRANGEs of a few
+// members into one set, checked by the set's contents. They take 1-2 s
+// (logged); the sorted slice this replaced took 146 s on a busy host, so a
+// quadratic set shows as a test that runs into the binary's timeout. The
+// time itself is the benchmarks' (BenchmarkZAdd).
 func TestZAddScales(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -110,13 +111,7 @@ func TestZAddScales(t *testing.T) {
 		c.out = c.out[:0]
 		c.exec([][]byte{[]byte("zrange"), []byte("z"), []byte(strconv.Itoa(i)), []byte(strconv.Itoa(i + 9)), []byte("withscores")})
 	}
-	limit := 20 * time.Second
-	if raceEnabled {
-		limit *= 5
-	}
-	if took := time.Since(start); took > limit {
-		t.Errorf("%d ZADDs and ZRANGEs took %v", n, took)
-	}
+	t.Logf("%d ZADDs and ZRANGEs took %v", n, time.Since(start))
 	c.out = c.out[:0]
 	c.exec([][]byte{[]byte("zcard"), []byte("z")})
 	if string(c.out) != ":200000\r\n" {
@@ -214,4 +209,19 @@ func bulks(ms []string) string {
 		s += fmt.Sprintf("$%d\r\n%s\r\n", len(m), m)
 	}
 	return s
+}
+
+// BenchmarkZAdd: a single-member ZADD into a set of b.N members, then a
+// ZRANGE of ten: logarithmic per operation (TestZAddScales checks the
+// contents at 200,000).
+func BenchmarkZAdd(b *testing.B) {
+	srv := New(nil)
+	c := newConn(srv, discardConn{})
+	b.ReportAllocs()
+	for i := range b.N {
+		c.out = c.out[:0]
+		c.exec([][]byte{[]byte("zadd"), []byte("z"), []byte(strconv.Itoa((i * 7919) % (b.N + 1))), []byte("m" + strconv.Itoa(i))})
+		c.out = c.out[:0]
+		c.exec([][]byte{[]byte("zrange"), []byte("z"), []byte(strconv.Itoa(i / 2)), []byte(strconv.Itoa(i/2 + 9)), []byte("withscores")})
+	}
 }
