@@ -168,6 +168,20 @@ func (t *Table) GetCQEventInto(ch Ptr[CompChannel], out Ptr[CQEventOut]) (Ptr[CQ
 // AckCQEvents acks n events of cq.
 func (t *Table) AckCQEvents(cq Ptr[CQ], n int) { ffi.Call2(t.IBV.AckCQEvents, cq.addr, uintptr(n)) }
 
+// IBVCreateQP creates a QP on pd with the attributes at attr, attached to
+// no rdma_cm id, in the RESET state; ibv_create_qp writes the capabilities
+// the provider granted back into attr. Destroy it with IBVDestroyQP.
+func (t *Table) IBVCreateQP(pd Ptr[PD], attr Ptr[QPInitAttr]) (Ptr[QP], error) {
+	qp, errno := ffi.CallE(t.IBV.CreateQP, pd.addr, attr.addr, 0, 0, 0, 0)
+	return PtrAt[QP](qp), errnoIfMinus1("ibv_create_qp", qp == 0, errno)
+}
+
+// ModifyQP applies to qp the members of the attributes at attr that mask
+// (enum ibv_qp_attr_mask) names.
+func (t *Table) ModifyQP(qp Ptr[QP], attr Ptr[QPAttr], mask int) error {
+	return errnoIfNonzero("ibv_modify_qp", ffi.Call3(t.IBV.ModifyQP, qp.addr, attr.addr, uintptr(mask)))
+}
+
 // IBVDestroyQP destroys a QP created with ibv_create_qp (rdma_cm's QPs are
 // destroyed with the CM's DestroyQP).
 func (t *Table) IBVDestroyQP(qp Ptr[QP]) error {
