@@ -39,6 +39,10 @@ func (t *Table) ContextDeviceName(ctx Ptr[Context]) string {
 	return t.DeviceName(ctx.Get().Device)
 }
 
+// ContextTransport returns the transport (enum ibv_transport_type) of the
+// device of an open context.
+func ContextTransport(ctx Ptr[Context]) int32 { return ctx.Get().Device.Get().TransportType }
+
 // OpenDevice opens a device and returns its context.
 func (t *Table) OpenDevice(dev Ptr[Device]) (Ptr[Context], error) {
 	ctx, errno := ffi.CallE(t.IBV.OpenDevice, dev.addr, 0, 0, 0, 0, 0)
