@@ -46,10 +46,11 @@ import (
 // rnrRetryForever is the RNR retry count that means "retry without end".
 const rnrRetryForever = 7
 
-// legacyRoCEMask are bits 21 to 23 of a QP attribute mask, which the
-// rdma_ucm of old kernels (about 3.12 to 3.14) set in rdma_init_qp_attr's
-// RTR mask for RoCE and wrongly for InfiniBand too. librdmacm clears them on
-// an InfiniBand port; later kernels never set them.
+// legacyRoCEMask are bits 21 to 23 of a QP attribute mask (RoCE-only
+// attributes of old kernels), which a bug of old kernels' rdma_ucm set in
+// rdma_init_qp_attr's RTR mask on InfiniBand too. librdmacm clears them
+// there ("workaround for rdma_ucm kernel bug"); current kernels set none
+// of them, so this costs a port query only where one is set.
 const legacyRoCEMask = 0xe00000
 
 // initOwnQP allocates the attributes the QP's moves use and moves the new
