@@ -112,8 +112,8 @@ func (c *Conn) eventLoop() {
 				continue
 			}
 			// Answer the peer's disconnect at once, which completes it
-			// on the peer's side.
-			c.t.Disconnect(c.id)
+			// on the peer's side and flushes the QP (onPeerClosed).
+			c.disconnect()
 			c.onPeerClosed()
 		case verbs.EventTimewaitExit:
 		case verbs.EventDeviceRemoval:
@@ -125,6 +125,16 @@ func (c *Conn) eventLoop() {
 			c.fail(connectError("connection", ev.name, ev.status))
 		}
 	}
+}
+
+// disconnect moves the QP to the error state, which flushes its work
+// requests, and disconnects the id: rdma_disconnect does both for a QP
+// attached to the id, shutdownQP the first for a client's own (ownqp.go).
+func (c *Conn) disconnect() {
+	if c.res != nil {
+		c.res.shutdownQP()
+	}
+	c.t.Disconnect(c.id)
 }
 
 // teardown disconnects and frees everything in reverse order of creation:
@@ -145,7 +155,7 @@ func (c *Conn) teardown() {
 	// device would see our DISCONNECTED before its own DEVICE_REMOVAL and
 	// take the removal for a close.
 	if c.is(stEstablished) && !c.is(stPeerClosed) && !errors.Is(c.err, ErrDeviceRemoved) {
-		c.t.Disconnect(c.id)
+		c.disconnect()
 	}
 	if c.member != nil {
 		// The handler is called no more; the QP's room on the CQ is
@@ -185,7 +195,7 @@ func (c *Conn) teardown() {
 }
 
 // linger waits, for up to Options.CloseLinger, until every send WR posted before
-// Close has completed. rdma_disconnect moves the QP to the error state,
+// Close has completed. The disconnect moves the QP to the error state,
 // which flushes the WRs not yet done: the tail of a Write that had
 // returned would be lost. Most WRs are unsignaled, so linger first posts a
 // signaled one after them, a keepalive, which a peer takes as nothing.

@@ -87,7 +87,7 @@ type Conn struct {
 	evDone      chan struct{}                  // closed when the event loop has returned
 	torndown    chan struct{}                  // closed when every resource is freed
 	heldNotify  chan struct{}                  // signalled when a Lease or reservation is taken
-	keepalives  atomic.Pointer[keepaliveWheel] // set when ESTABLISHED, read by teardown
+	keepalives  atomic.Pointer[keepaliveWheel] // set when established, read by teardown
 	peer        atomic.Pointer[peer]           // the keepalive group of the peer's address (keepalive.go)
 	onEstablish func(*Conn)                    // server: hands the connection to its Listener
 	onTeardown  func(*Conn)                    // server: lets the Listener forget it
@@ -99,7 +99,7 @@ var _ net.Conn = (*Conn)(nil)
 // The bits of Conn.state. Each is set once, but for the two holds, which
 // Lease/Release and Reserve/Commit set and clear.
 const (
-	stEstablished uint32 = 1 << iota // ESTABLISHED came
+	stEstablished uint32 = 1 << iota // the connection is up (onEstablished)
 	stPeerClosed                     // the peer disconnected: writes fail, reads drain
 	stQPDown                         // work requests were flushed: every completion before them was handled
 	stGrace                          // the timer that stands in for a flush that never comes is set (onPeerClosed)
@@ -184,8 +184,10 @@ func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 }
 
 // setupQP creates the id's QP (its route resolved) and posts every receive.
+// A client's QP is its own, a server's attached to its id (ownqp.go says
+// why).
 func (c *Conn) setupQP() error {
-	if err := c.res.createQP(c.id); err != nil {
+	if err := c.res.createQP(c.id, !c.server); err != nil {
 		return err
 	}
 	slots := make([]uint32, c.res.depth)
@@ -197,8 +199,9 @@ func (c *Conn) setupQP() error {
 
 func (c *Conn) recvWRID(slot uint32) uint64 { return c.member.RecvWRID(slot) }
 
-// onEstablished runs when rdma_cm reports ESTABLISHED: learn the
-// addresses, start keepalives. The receive buffer is advertised after the
+// onEstablished runs once the connection is established (a server's
+// ESTABLISHED, a client's rdma_establish): learn the addresses, start
+// keepalives. The receive buffer is advertised after the
 // feature exchange (advertiseFirst).
 func (c *Conn) onEstablished() {
 	l, r := verbs.CMIDAddrs(c.id)

@@ -148,14 +148,25 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err != nil {
 		return err
 	}
-	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
+	// The QP is our own, not the id's: its number goes in the parameters.
+	// rnr_retry_count 7 is what the server's QP is to use toward us.
+	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7, QPNum: c.res.qpNum()}
 	err = t.Connect(c.id, pp)
 	verbs.Release(t, pp)
 	if err != nil {
 		return err
 	}
-	if _, err := c.ec.await(ctx, "connecting to "+ap.String(), verbs.EventEstablished); err != nil {
+	// The server's REP comes as CONNECT_RESPONSE, since the id has no QP:
+	// ours is made ready here and the connection completed (ownqp.go). On
+	// iWARP the kernel connects the QP itself and reports ESTABLISHED.
+	ev, err := c.ec.await(ctx, "connecting to "+ap.String(), verbs.EventConnectResponse, verbs.EventEstablished)
+	if err != nil {
 		return err
+	}
+	if ev.typ == verbs.EventConnectResponse {
+		if err := c.establish(); err != nil {
+			return fmt.Errorf("rdma: connecting to %s: %w", ap, err)
+		}
 	}
 	c.onEstablished()
 	// The feature exchange, then the receive buffer (features.go).
@@ -172,6 +183,22 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	c.set(stEvStarted)
 	go c.eventLoop()
 	return nil
+}
+
+// establish makes the client's own QP ready to send and receive and
+// completes the connection (rdma_establish sends the RTU), after the
+// server's CONNECT_RESPONSE. A teardown under way (the reactor failed the
+// connection) is waited for or waits: it frees the QP and the id under smu.
+func (c *Conn) establish() error {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.is(stClosing) {
+		return c.endErr()
+	}
+	if err := c.res.readyOwnQP(); err != nil {
+		return err
+	}
+	return c.t.Establish(c.id)
 }
 
 // timeoutMS is what rdma_resolve_addr and rdma_resolve_route may take: the

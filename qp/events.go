@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,12 +43,14 @@ type cmChannel struct {
 	err   error                     // reading the channel failed
 }
 
-// cmReadMu is held while an event is read, and while a QP is destroyed:
-// librdmacm handles some events inside rdma_get_cm_event on the id's QP (a
+// cmReadMu is held while an event is read, and while a QP attached to an
+// id is destroyed: librdmacm handles some events inside rdma_get_cm_event
+// on the id's attached QP (a REJECTED moves it to the error state; a
 // CONNECT_RESPONSE moves it to RTR and RTS), and since every id shares one
-// reader, a connection given up during its connect may be destroying its
-// QP just then. After rdma_destroy_qp the id has none, which librdmacm
-// checks for.
+// reader, a connection given up may be destroying its QP just then. After
+// rdma_destroy_qp the id has none, which librdmacm checks for. Only a
+// server's QPs are attached; a client's is its own (ownqp.go), which
+// librdmacm never sees, so it is destroyed without the lock.
 var cmReadMu sync.Mutex
 
 // sharedCM is the running cmChannel, or nil.
@@ -250,9 +253,9 @@ func (e *eventChannel) next() (event, error) {
 	}
 }
 
-// await waits for an event of type want for id, honouring ctx; any other
-// event for id is an error saying which event came.
-func (e *eventChannel) await(ctx context.Context, step string, want uint32) (event, error) {
+// await waits for an event of one of the types want for id, honouring
+// ctx; any other event for id is an error saying which event came.
+func (e *eventChannel) await(ctx context.Context, step string, want ...uint32) (event, error) {
 	var ev event
 	for {
 		var err error
@@ -275,12 +278,12 @@ func (e *eventChannel) await(ctx context.Context, step string, want uint32) (eve
 			return event{}, fmt.Errorf("rdma: %s: %w", step, ctx.Err())
 		}
 	}
-	if ev.typ == verbs.EventDeviceRemoval && want != verbs.EventDeviceRemoval {
+	if ev.typ == verbs.EventDeviceRemoval && !slices.Contains(want, verbs.EventDeviceRemoval) {
 		// Said as for an established connection, so that a pool falls
 		// back and the teardown releases the dead device (close.go).
 		return ev, fmt.Errorf("rdma: %s: %w", step, ErrDeviceRemoved)
 	}
-	if ev.typ != want {
+	if !slices.Contains(want, ev.typ) {
 		if ev.box != nil {
 			ev.box.shut() // not ours to take: no listener waits here
 		}

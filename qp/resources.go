@@ -79,11 +79,13 @@ func (s *scratch) free(t *verbs.Table) {
 // connection's receive buffer with a guessed rkey.
 type resources struct {
 	t       *verbs.Table
-	id      verbs.Ptr[verbs.CMID] // the rdma_cm id the QP belongs to (createQP)
+	id      verbs.Ptr[verbs.CMID] // the rdma_cm id of the QP's connection (createQP)
 	ctx     verbs.Ptr[verbs.Context]
 	pd      verbs.Ptr[verbs.PD]
-	cq      verbs.Ptr[verbs.CQ] // the reactor's, shared
-	qp      verbs.Ptr[verbs.QP] // owned by the id
+	cq      verbs.Ptr[verbs.CQ]     // the reactor's, shared
+	qp      verbs.Ptr[verbs.QP]     // owned by the id, unless own
+	own     bool                    // qp is the connection's own, not attached to id (ownqp.go)
+	qpAttr  verbs.Ptr[verbs.QPAttr] // own: two, [0] for the moves to INIT, RTR and RTS, [1] the shutdown's (shutdownQP)
 	ops     *verbs.ContextOps
 	mpd     mr.PD        // pd, to register memory with
 	cmd     *mr.Region   // 2 × depth control-message slots, local only
@@ -133,9 +135,11 @@ func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], cq verbs.Ptr[ver
 }
 
 // createQP creates the QP of id, an id on r's device, of r.depth work
-// requests each way, on r's PD and CQ. On failure r is left as it was, for
+// requests each way, on r's PD and CQ: attached to id (rdma_create_qp), or
+// with own the connection's own, which rdmapool moves through its states
+// itself (ownqp.go), left in INIT. On failure r is left as it was, for
 // destroy.
-func (r *resources) createQP(id verbs.Ptr[verbs.CMID]) error {
+func (r *resources) createQP(id verbs.Ptr[verbs.CMID], own bool) error {
 	t := r.t
 	r.id = id
 	attr, ap, err := verbs.New[verbs.QPInitAttr](t)
@@ -148,8 +152,13 @@ func (r *resources) createQP(id verbs.Ptr[verbs.CMID]) error {
 	for _, ask := range []uint32{inlineAsk, 0} {
 		*attr = verbs.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, QPType: verbs.QPTypeRC,
 			Cap: verbs.QPCap{MaxSendWR: uint32(r.depth), MaxRecvWR: uint32(r.depth), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: ask}}
-		if err = t.CreateQP(r.id, r.pd, ap); err == nil {
-			// rdma_create_qp writes back the caps the provider granted.
+		if own {
+			r.qp, err = t.IBVCreateQP(r.pd, ap)
+		} else if err = t.CreateQP(r.id, r.pd, ap); err == nil {
+			r.qp = verbs.IDQP(r.id)
+		}
+		if err == nil {
+			// Both write back the caps the provider granted.
 			r.inline = attr.Cap.MaxInlineData
 			break
 		}
@@ -157,8 +166,11 @@ func (r *resources) createQP(id verbs.Ptr[verbs.CMID]) error {
 	if err != nil {
 		return err
 	}
-	r.qp = verbs.IDQP(r.id)
+	r.own = own
 	r.ops = verbs.QPOps(r.qp)
+	if own {
+		return r.initOwnQP()
+	}
 	return nil
 }
 
@@ -222,11 +234,17 @@ func (r *resources) cmdSlot(i uint32) []byte {
 func (r *resources) destroy() {
 	t := r.t
 	if !r.qp.IsNil() {
-		cmReadMu.Lock() // see there
-		t.DestroyQP(r.id)
-		cmReadMu.Unlock()
+		if r.own {
+			t.IBVDestroyQP(r.qp)
+		} else {
+			cmReadMu.Lock() // see there
+			t.DestroyQP(r.id)
+			cmReadMu.Unlock()
+		}
 		r.qp = verbs.Ptr[verbs.QP]{}
 	}
+	verbs.Release(t, r.qpAttr)
+	r.qpAttr = verbs.Ptr[verbs.QPAttr]{}
 	r.scratch.free(t)
 	if r.tx != nil {
 		r.tx.Close()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -588,4 +589,33 @@ func TestStrictRulesRESP(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("replies %q, want %q", out, want)
 	}
+}
+
+// TestStrictPeerStalledServer: a server that stops handling completions for
+// a while (valkey-server busy with a slow command) does not post again the
+// receives our messages take, and it accepts, as valkey does, with an RNR
+// retry count of 0. Our client, writing more small messages meanwhile than
+// the server has receives posted, must neither fail nor lose a request.
+func TestStrictPeerStalledServer(t *testing.T) {
+	var stalled atomic.Bool
+	p := strictSetup(t, strictOptions{Stalled: &stalled})
+	sc := dialStrict(t, p, nil)
+	k, v := sc.doS("PING")
+	sc.expect("PING", k, v, '+', "PONG")
+	const n = 3000 // the server posts 1024 receives
+	msgs := make([][]byte, n)
+	for i := range msgs {
+		msgs[i] = []byte("PING\r\n")
+	}
+	stalled.Store(true)
+	if err := writeThroughStall(t, sc.c, msgs, func() { stalled.Store(false) }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		line, err := sc.r.ReadSlice('\n')
+		if err != nil || string(line) != "+PONG\r\n" {
+			t.Fatalf("reply %d of %d: %q, %v", i, n, line, err)
+		}
+	}
+	sc.close(p, 1)
 }

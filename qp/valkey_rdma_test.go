@@ -3,9 +3,12 @@
 package qp_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/unsafeptr"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 // valkeyPeer is a raw peer of a real valkey-server: it holds a receive
@@ -213,4 +217,106 @@ func TestValkeyRDMARegisterXferMemory(t *testing.T) {
 		t.Fatalf("the first 4096 bytes of GET big differ")
 	}
 	t.Logf("4 KiB window again: the reply stops at 4096 bytes (writes %v)", v.writes)
+}
+
+// TestValkeyRDMAStalledServer: valkey-server accepts with an RNR retry
+// count of 0, and while it runs a slow command (a Lua loop, sent over TCP)
+// it handles no completions, so it posts again none of the receives our
+// messages take. Our client, writing meanwhile more messages than the
+// server has receives posted, must neither fail nor lose a request.
+func TestValkeyRDMAStalledServer(t *testing.T) {
+	b := testutil.RequireValkeyBuild(t)
+	rdmatest.Require(t)
+	nd := testutil.StartValkeyRDMA(t, b, rdmatest.Addr(t).String())
+	tc, err := net.Dial("tcp", nd.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	tr := bufio.NewReader(tc)
+	do := func(cmd string) string {
+		t.Helper()
+		if _, err := io.WriteString(tc, cmd+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := tr.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return line
+	}
+	// The script must not be cut short: past busy-reply-threshold valkey
+	// handles events again, and answers other commands -BUSY.
+	if r := do("CONFIG SET busy-reply-threshold 600000"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", r)
+	}
+	script := func(n int) string {
+		return fmt.Sprintf("EVAL \"local i = 0 while i < %d do i = i + 1 end return i\" 0", n)
+	}
+	// A loop of about 2 s on this machine (emulated or not), far more than
+	// the client takes to use the server's receives.
+	const probe = 1000000
+	start := time.Now()
+	if r := do(script(probe)); r != fmt.Sprintf(":%d\r\n", probe) {
+		t.Fatalf("EVAL: %q", r)
+	}
+	loops := int(float64(probe) * float64(2*time.Second) / float64(max(time.Since(start), time.Millisecond)))
+	loops = max(loops, probe)
+
+	c, err := qp.Dial(ctxT(t), nd.RDMAAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 64<<10)
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING: %q, %v", line, err)
+	}
+	before, counted := rnrNAKs()
+	if _, err := io.WriteString(tc, script(loops)+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the script has started
+
+	const n = 3000 // valkey posts 1024 receives
+	written := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if _, err := c.Write([]byte("PING\r\n")); err != nil {
+				written <- fmt.Errorf("write %d of %d into a stalled server: %w", i, n, err)
+				return
+			}
+		}
+		written <- nil
+	}()
+	for i := range n {
+		line, err := r.ReadString('\n')
+		if err != nil || line != "+PONG\r\n" {
+			t.Fatalf("reply %d of %d: %q, %v (writer: %v)", i, n, line, err, errOrRunning(written))
+		}
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if line, err := tr.ReadString('\n'); err != nil || line != fmt.Sprintf(":%d\r\n", loops) {
+		t.Fatalf("EVAL of %d loops: %q, %v", loops, line, err)
+	}
+	if after, _ := rnrNAKs(); counted && after-before < 1 {
+		t.Fatalf("no RNR NAK while valkey-server ran a script of %d loops: it did not stall our writes", loops)
+	} else if counted {
+		t.Logf("%d RNR NAKs while valkey-server ran a script of %d loops", after-before, loops)
+	}
+}
+
+// errOrRunning is the error a goroutine sent on ch, if it has.
+func errOrRunning(ch <-chan error) any {
+	select {
+	case err := <-ch:
+		return err
+	default:
+		return "still running"
+	}
 }

@@ -118,6 +118,33 @@ func (t *Table) CreateQP(id Ptr[CMID], pd Ptr[PD], attr Ptr[QPInitAttr]) error {
 // DestroyQP destroys the id's QP.
 func (t *Table) DestroyQP(id Ptr[CMID]) { ffi.Call1(t.CM.DestroyQP, id.addr) }
 
+// InitQPAttr fills in the attributes at attr that move a QP of id's
+// connection to the state attr.QPState (the caller sets it), as the
+// connection's rdma_cm state has them (addresses, PSNs, retry counts,
+// access flags), and returns the mask of those it set, for ModifyQP.
+func (t *Table) InitQPAttr(id Ptr[CMID], attr Ptr[QPAttr]) (mask int, err error) {
+	m, err := Alloc[int32](t, 1)
+	if err != nil {
+		return 0, err
+	}
+	defer Release(t, m)
+	if err := t.cm("rdma_init_qp_attr", t.CM.InitQPAttr, id.addr, attr.addr, m.addr, 0); err != nil {
+		return 0, err
+	}
+	return int(*m.Get()), nil
+}
+
+// Establish completes the connection of an id without a QP of its own
+// after CONNECT_RESPONSE: it acknowledges the response (the passive side
+// then gets ESTABLISHED). The active side gets no event of its own: the
+// connection is established when Establish returns.
+func (t *Table) Establish(id Ptr[CMID]) error {
+	return t.cm("rdma_establish", t.CM.Establish, id.addr, 0, 0, 0)
+}
+
+// IDPortNum returns the port of its device that id's route uses.
+func IDPortNum(id Ptr[CMID]) uint8 { return id.Get().PortNum }
+
 // TakeCMEvent takes the next event from ch, copies it and acks it, in one
 // hand-off to the librdmacm thread (the ack there too, so that an event is
 // handled as soon as it is read). Without an event it fails with EAGAIN if ch's fd is

@@ -39,6 +39,27 @@ const (
 	AccessRemoteRead  = 1 << 2 // IBV_ACCESS_REMOTE_READ
 )
 
+// enum ibv_qp_state
+const (
+	QPStateInit = 1 // IBV_QPS_INIT
+	QPStateRTR  = 2 // IBV_QPS_RTR
+	QPStateRTS  = 3 // IBV_QPS_RTS
+	QPStateSQD  = 4 // IBV_QPS_SQD
+	QPStateErr  = 6 // IBV_QPS_ERR
+)
+
+// enum ibv_qp_attr_mask
+const (
+	QPAttrState    = 1 << 0  // IBV_QP_STATE
+	QPAttrRNRRetry = 1 << 11 // IBV_QP_RNR_RETRY
+)
+
+// enum ibv_transport_type
+const (
+	TransportIB    = 0 // IBV_TRANSPORT_IB
+	TransportIWARP = 1 // IBV_TRANSPORT_IWARP
+)
+
 // enum ibv_qp_type, enum ibv_port_state, enum ibv_node_type, link layers
 const (
 	QPTypeRC = 2 // IBV_QPT_RC

@@ -39,6 +39,10 @@ func (t *Table) ContextDeviceName(ctx Ptr[Context]) string {
 	return t.DeviceName(ctx.Get().Device)
 }
 
+// ContextTransport returns the transport (enum ibv_transport_type) of the
+// device of an open context.
+func ContextTransport(ctx Ptr[Context]) int32 { return ctx.Get().Device.Get().TransportType }
+
 // OpenDevice opens a device and returns its context.
 func (t *Table) OpenDevice(dev Ptr[Device]) (Ptr[Context], error) {
 	ctx, errno := ffi.CallE(t.IBV.OpenDevice, dev.addr, 0, 0, 0, 0, 0)
@@ -167,6 +171,20 @@ func (t *Table) GetCQEventInto(ch Ptr[CompChannel], out Ptr[CQEventOut]) (Ptr[CQ
 
 // AckCQEvents acks n events of cq.
 func (t *Table) AckCQEvents(cq Ptr[CQ], n int) { ffi.Call2(t.IBV.AckCQEvents, cq.addr, uintptr(n)) }
+
+// IBVCreateQP creates a QP on pd with the attributes at attr, attached to
+// no rdma_cm id, in the RESET state; ibv_create_qp writes the capabilities
+// the provider granted back into attr. Destroy it with IBVDestroyQP.
+func (t *Table) IBVCreateQP(pd Ptr[PD], attr Ptr[QPInitAttr]) (Ptr[QP], error) {
+	qp, errno := ffi.CallE(t.IBV.CreateQP, pd.addr, attr.addr, 0, 0, 0, 0)
+	return PtrAt[QP](qp), errnoIfMinus1("ibv_create_qp", qp == 0, errno)
+}
+
+// ModifyQP applies to qp the members of the attributes at attr that mask
+// (enum ibv_qp_attr_mask) names.
+func (t *Table) ModifyQP(qp Ptr[QP], attr Ptr[QPAttr], mask int) error {
+	return errnoIfNonzero("ibv_modify_qp", ffi.Call3(t.IBV.ModifyQP, qp.addr, attr.addr, uintptr(mask)))
+}
 
 // IBVDestroyQP destroys a QP created with ibv_create_qp (rdma_cm's QPs are
 // destroyed with the CM's DestroyQP).

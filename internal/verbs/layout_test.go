@@ -81,6 +81,7 @@ var layoutMirrors = []layoutMirror{
 	{goType: reflect.TypeFor[WC](), cType: "struct ibv_wc", kind: layoutFull},
 	{goType: reflect.TypeFor[QPCap](), cType: "struct ibv_qp_cap", kind: layoutFull},
 	{goType: reflect.TypeFor[QPInitAttr](), cType: "struct ibv_qp_init_attr", kind: layoutFull},
+	{goType: reflect.TypeFor[QPAttr](), cType: "struct ibv_qp_attr", kind: layoutFull},
 	{goType: reflect.TypeFor[MR](), cType: "struct ibv_mr", kind: layoutFull},
 	{goType: reflect.TypeFor[PD](), cType: "struct ibv_pd", kind: layoutFull},
 	{goType: reflect.TypeFor[EventChannel](), cType: "struct rdma_event_channel", kind: layoutFull},

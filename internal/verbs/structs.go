@@ -92,6 +92,18 @@ type QPInitAttr struct {
 	_         [4]byte
 }
 
+// QPAttr mirrors struct ibv_qp_attr, what ibv_modify_qp takes and
+// rdma_init_qp_attr fills in; only the members rdmapool sets itself are
+// named.
+type QPAttr struct {
+	_        structs.HostLayout
+	_        [0]uint64 // 8-byte aligned in C, through ah_attr's union ibv_gid
+	QPState  uint32    `c:"qp_state"`
+	_        [128]byte // cur_qp_state to retry_cnt
+	RNRRetry uint8     `c:"rnr_retry"`
+	_        [11]byte  // alt_port_num, alt_timeout, rate_limit
+}
+
 // MR mirrors struct ibv_mr.
 type MR struct {
 	_       structs.HostLayout

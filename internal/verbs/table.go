@@ -36,6 +36,8 @@ type CMFuncs struct {
 	Disconnect          uintptr `sym:"rdma_disconnect"`
 	CreateQP            uintptr `sym:"rdma_create_qp"`
 	DestroyQP           uintptr `sym:"rdma_destroy_qp"`
+	InitQPAttr          uintptr `sym:"rdma_init_qp_attr"`
+	Establish           uintptr `sym:"rdma_establish"`
 	GetCMEvent          uintptr `sym:"rdma_get_cm_event"`
 	AckCMEvent          uintptr `sym:"rdma_ack_cm_event"`
 	GetAddrInfo         uintptr `sym:"rdma_getaddrinfo"`
@@ -49,8 +51,12 @@ type CMFuncs struct {
 // IBVFuncs are libibverbs'. ibv_reg_mr and ibv_query_port are macros in
 // verbs.h; the exported functions of the same names are the ones bound here
 // (ibv_query_port's export takes the compatible, zero-filled port attributes).
-// ibv_post_send, ibv_post_recv, ibv_poll_cq and ibv_req_notify_cq are static
-// inline and exported by no library: see ContextOps.
+// ibv_reg_mr, ibv_create_qp, ibv_modify_qp and ibv_destroy_qp are exported in
+// two versions; dlsym returns the default one, IBVERBS_1.1, which verbs.h
+// declares (IBVERBS_1.0 is the compatibility layer for binaries linked
+// against libibverbs 1.0). ibv_post_send, ibv_post_recv, ibv_poll_cq and
+// ibv_req_notify_cq are static inline and exported by no library: see
+// ContextOps.
 type IBVFuncs struct {
 	GetDeviceList      uintptr `sym:"ibv_get_device_list"`
 	FreeDeviceList     uintptr `sym:"ibv_free_device_list"`
@@ -70,6 +76,8 @@ type IBVFuncs struct {
 	DeregMR            uintptr `sym:"ibv_dereg_mr"`
 	GetCQEvent         uintptr `sym:"ibv_get_cq_event"`
 	AckCQEvents        uintptr `sym:"ibv_ack_cq_events"`
+	CreateQP           uintptr `sym:"ibv_create_qp"`
+	ModifyQP           uintptr `sym:"ibv_modify_qp"`
 	DestroyQP          uintptr `sym:"ibv_destroy_qp"`
 	WCStatusStr        uintptr `sym:"ibv_wc_status_str"`
 }
