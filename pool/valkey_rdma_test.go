@@ -170,9 +170,27 @@ func scenario(t *testing.T, b *testutil.ValkeyBuild, name string, f func(t *test
 			if why := nd.Died(); why != "" {
 				t.Errorf("%s (the server crashed: this scenario fails on %s)", why, b.Version())
 			}
+			// go test prints a subtest's --- line only when its parent
+			// ends; vm/valkey-rdma.sh's report takes this one, which a
+			// later hang cannot hold back.
+			res := "PASS"
+			if t.Failed() {
+				res = "FAIL"
+			}
+			fmt.Printf("=== rdmapool-scenario: %s %s\n", res, t.Name())
 		}()
 		f(t, nd)
 	})
+}
+
+// guard returns a context for a scenario's commands that ends after 5
+// minutes: a client that waits for ever on a connection that will never
+// answer (a server that died unseen) fails its scenario instead of the
+// whole run. It bounds a hang; it asserts no speed.
+func guard(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // value returns n bytes of a pattern that differs at every offset (mod
@@ -206,7 +224,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 		newClient := newClients[name]
 		scenario(t, b, name+"/values", func(t *testing.T, nd *testutil.ValkeyNode) {
 			c := newClient(t, nd, 4, false)
-			ctx := context.Background()
+			ctx := guard(t)
 			for _, n := range []int{1, 100, 4 << 10, 64 << 10, 1<<20 - 1, 1 << 20, 1<<20 + 1, 4 << 20, 16 << 20} {
 				k, v := fmt.Sprint("k", n), value(n)
 				if err := c.set(ctx, k, v); err != nil {
@@ -222,7 +240,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 		scenario(t, b, name+"/pipeline", func(t *testing.T, nd *testutil.ValkeyNode) {
 			c := newClient(t, nd, 4, false)
 			const n = 10000
-			got, err := c.incrs(context.Background(), "ctr", n)
+			got, err := c.incrs(guard(t), "ctr", n)
 			if err != nil {
 				t.Fatalf("a pipeline of %d INCR: %v", n, err)
 			}
@@ -235,7 +253,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 		})
 		scenario(t, b, name+"/idle", func(t *testing.T, nd *testutil.ValkeyNode) {
 			c := newClient(t, nd, 4, false)
-			ctx := context.Background()
+			ctx := guard(t)
 			use := func() {
 				t.Helper()
 				parallel(t, 4, func(i int) error {
@@ -280,7 +298,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 		// Client-side caching: the second read is a hit; a write through
 		// another path (a pipeline of its own, no cache) makes the server
 		// push an invalidation, after which the cached read sees it.
-		ctx := context.Background()
+		ctx := guard(t)
 		if err := c.set(ctx, "cached", "v1"); err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +339,7 @@ func TestValkeyRDMAClients(t *testing.T) {
 // SET and GET, a 1 MiB value, a pipeline of 100 and 8 goroutines at once.
 func defaultsCommon(t *testing.T, c *client) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := guard(t)
 	if err := c.ping(ctx); err != nil {
 		t.Fatalf("PING: %v", err)
 	}
@@ -351,7 +369,7 @@ func defaultsCommon(t *testing.T, c *client) {
 // conns32GoRedis: go-redis with a pool of n, n goroutines at once.
 func conns32GoRedis(t *testing.T, nd *testutil.ValkeyNode, n int) {
 	rdb, c := newGoRedis(t, nd, n, false)
-	ctx := context.Background()
+	ctx := guard(t)
 	parallel(t, n, func(i int) error {
 		k := fmt.Sprint("r:c", i)
 		for j := range 20 {
@@ -374,7 +392,7 @@ func conns32GoRedis(t *testing.T, nd *testutil.ValkeyNode, n int) {
 // valkey-go's pool: BLPOP on n keys at once opens n.
 func conns32ValkeyGo(t *testing.T, nd *testutil.ValkeyNode, n int) {
 	vk, c := newValkeyGo(t, nd, n, false)
-	ctx := context.Background()
+	ctx := guard(t)
 	parallel(t, n, func(i int) error {
 		k := fmt.Sprint("v:l", i)
 		if err := vk.Do(ctx, vk.B().Rpush().Key(k).Element("x").Build()).Error(); err != nil {

@@ -295,8 +295,20 @@ func (nd *ValkeyNode) Died() string {
 			why = append(why, strings.TrimSpace(l))
 		}
 	}
+	// Of the stack trace (every thread's), the crashing instruction and
+	// the frames in the server's RDMA code: what a reader needs first.
 	if _, trace, ok := bytes.Cut(b, []byte("------ STACK TRACE ------")); ok {
-		why = append(why, firstLines(strings.TrimSpace(string(trace)), 8))
+		trace, _, _ = bytes.Cut(trace, []byte("------ STACK TRACE DONE"))
+		lines := strings.Split(string(trace), "\n")
+		for i, l := range lines {
+			l = strings.TrimSpace(l)
+			switch {
+			case l == "EIP:" && i+1 < len(lines):
+				why = append(why, "EIP "+strings.TrimSpace(lines[i+1]))
+			case strings.Contains(strings.ToLower(l), "rdma") && len(why) < 8:
+				why = append(why, l)
+			}
+		}
 	}
 	if len(why) == 0 {
 		why = append(why, nd.cmd.ProcessState.String())
