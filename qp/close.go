@@ -91,7 +91,15 @@ func (c *Conn) eventLoop() {
 		}
 		switch ev.typ {
 		case verbs.EventEstablished:
-			if err := c.onEstablished(); err != nil {
+			// A server: ESTABLISHED is the one event before Accept. The
+			// client's first control message tells what it takes
+			// (features.go); the buffer is advertised before Accept.
+			c.onEstablished()
+			k, err := c.awaitPeer(nil, firstMessageWait)
+			if err == nil {
+				err = c.advertiseFirst(k)
+			}
+			if err != nil && err != errQPDown { // a peer gone: Read says so
 				c.fail(err)
 				continue
 			}

@@ -77,6 +77,9 @@ type Conn struct {
 	// Handler scratch, under the CQ's lock (whoever polls it).
 	repost []uint32
 
+	// What the feature exchange told of the peer (features.go).
+	feat features
+
 	// State.
 	state       atomic.Uint32                  // st* bits: where the connection is in its life
 	err         error                          // terminal error, written once (stFailed) before stClosing is set and done closed
@@ -134,6 +137,7 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 		readDL:     deadline.New(),
 		writeDL:    deadline.New(),
 		repost:     make([]uint32, 0, opts.QueueDepth),
+		feat:       features{notify: make(chan struct{}, 1)},
 		done:       make(chan struct{}),
 		evDone:     make(chan struct{}),
 		torndown:   make(chan struct{}),
@@ -193,23 +197,14 @@ func (c *Conn) setupQP() error {
 
 func (c *Conn) recvWRID(slot uint32) uint64 { return c.member.RecvWRID(slot) }
 
-// established runs when rdma_cm reports ESTABLISHED: learn the addresses,
-// advertise the receive buffer, start keepalives.
-func (c *Conn) onEstablished() error {
+// onEstablished runs when rdma_cm reports ESTABLISHED: learn the
+// addresses, start keepalives. The receive buffer is advertised after the
+// feature exchange (advertiseFirst).
+func (c *Conn) onEstablished() {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
 	c.set(stEstablished)
-	// What the reader's first re-arm reads and replaces (rearm), read
-	// and written before rxArmed is set: the handler loads it before it
-	// takes any data, which orders these before the reader's re-arm.
-	m := c.registerCmd()
-	c.rxArmedAt = time.Now()
-	c.rxArmed.Store(true)
-	if err := c.sendCmd(m, true, true); err != nil {
-		return err
-	}
 	startKeepalives(c)
-	return nil
 }
 
 func (c *Conn) registerCmd() cmd {

@@ -157,7 +157,16 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if _, err := c.ec.await(ctx, "connecting to "+ap.String(), verbs.EventEstablished); err != nil {
 		return err
 	}
-	if err := c.onEstablished(); err != nil {
+	c.onEstablished()
+	// The feature exchange, then the receive buffer (features.go).
+	if err := c.ask(); err != nil {
+		return err
+	}
+	k, err := c.awaitPeer(ctx, featureReplyWait)
+	if err != nil {
+		return err
+	}
+	if err := c.advertiseFirst(k); err != nil {
 		return err
 	}
 	c.set(stEvStarted)

@@ -16,14 +16,20 @@
 // Close does not take memory from a held Lease or Reserve: it is freed at
 // Release or Commit.
 //
-// Registered memory follows the data: a new connection with the default
-// Options pins at most 192 KiB (64 KiB each of control slots, receive
-// buffer and send staging). The send staging holds the bytes of writes in
-// flight, grows up to the peer's buffer, and shrinks back when the
-// connection has not written for a keepalive interval. The receive buffer
-// grows, up to Options.RecvBufferSize, and shrinks, only when it is
-// advertised anew after the peer filled it: one that grew keeps its size
-// while the connection is idle.
+// A connection never changes the length of the receive buffer it
+// advertises toward a peer that has not said it takes a change (every
+// Valkey peer: valkey-server 8.1 to 9.1 crash on one). Toward such a peer
+// it advertises Options.RecvBufferSize (1 MiB by default) for good. Two
+// rdmapool ends negotiate a change through the protocol's feature exchange
+// (GetServerFeature, SetClientFeature), and then registered memory follows
+// the data: a new connection with the default Options pins at most 192 KiB
+// (64 KiB each of control slots, receive buffer and send staging), and the
+// receive buffer grows, up to Options.RecvBufferSize, and shrinks, only
+// when it is advertised anew after the peer filled it: one that grew keeps
+// its size while the connection is idle. Toward any peer the send staging
+// holds the bytes of writes in flight, grows up to the peer's buffer, and
+// shrinks back when the connection has not written for a keepalive
+// interval.
 //
 // A connection costs no file descriptor of its own: its CQ and completion
 // channel are shared with the other connections on its device (package cq).

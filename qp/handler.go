@@ -213,23 +213,9 @@ func (c *Conn) handleCmd(slot, byteLen uint32) error {
 		c.armAddr.Store(m.addr)
 		c.armLenKey.Store(uint64(m.length)<<32 | uint64(m.rkey))
 		c.armGen.Add(1)
-	case opKeepalive:
-	case opGetServerFeature:
-		if !c.server {
-			return &ProtocolError{What: "GetServerFeature sent to a client"}
-		}
-		// valkey-server answers with the same opcode, the select echoed,
-		// and no features.
-		if err := c.sendCmd(cmd{opcode: opGetServerFeature, sel: m.sel}, true, false); err != nil {
-			return err
-		}
-	case opSetClientFeature:
-		if !c.server {
-			return &ProtocolError{What: "SetClientFeature sent to a client"}
-		}
-		// No features exist; like valkey-server, ignore the request.
+	case opKeepalive, opGetServerFeature, opSetClientFeature:
 	default:
 		return &ProtocolError{What: fmt.Sprintf("unknown control opcode %d", m.opcode)}
 	}
-	return nil
+	return c.heard(m)
 }

@@ -12,15 +12,22 @@ import (
 // Options configure Dial and Listen. The zero value (or nil) gives the
 // Valkey peers' defaults.
 type Options struct {
-	// RecvBufferSize is the largest receive buffer this side advertises
-	// to its peer: the most the peer can send before we have read it
-	// all. 0 means 1 MiB, as valkey-server and libvalkey use. Between
-	// 4 KiB and 256 MiB. The buffer starts at 64 KiB (or this, if
-	// smaller) and changes size when it is advertised anew, once the
-	// peer has filled it and it has been read: 4 times larger after a
-	// fill in at most 8 writes (a large value) or in less than 20 ms, up
-	// to this size; else 4 times smaller after one that took more than
-	// 1 s, down to 64 KiB.
+	// RecvBufferSize is the receive buffer advertised to a peer that
+	// cannot take a change of its length, which the connection then
+	// keeps for its whole life: every Valkey peer (valkey-server 8.1-9.1
+	// crash on a change; libvalkey's valkey-cli and valkey-benchmark, and
+	// the Go transports on it, never make one). It is what such a peer
+	// may write before it waits for us to read, and what an idle
+	// connection pins for it. 0 means 1 MiB, as valkey-server and
+	// libvalkey use. Between 4 KiB and 256 MiB.
+	//
+	// Toward a peer that negotiated a change of length (rdmapool's own,
+	// through the feature exchange: see docs/design.md) it is the largest
+	// the buffer grows to: it starts at 64 KiB (or this, if smaller) and
+	// changes size when it is advertised anew, once the peer has filled
+	// it and it has been read: 4 times larger after a fill in at most 8
+	// writes (a large value) or in less than 20 ms, up to this size; else
+	// 4 times smaller after one that took more than 1 s, down to 64 KiB.
 	RecvBufferSize int
 	// MaxPeerBufferSize bounds the receive buffer a peer may advertise,
 	// and so the send staging memory it can make us register. 0 means

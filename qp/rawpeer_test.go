@@ -65,7 +65,16 @@ func (p *rawPeer) event(want uint32) {
 	}
 }
 
+// dialRaw connects a raw peer that speaks first, as libvalkey does (its
+// RegisterXferMemory; here a Keepalive, which every peer takes as nothing),
+// and returns once it has the server's RegisterXferMemory.
 func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
+	return dialRawFirst(t, tb, to, cmdBytes(2))
+}
+
+// dialRawFirst is dialRaw with first as the peer's first control message,
+// sent once ESTABLISHED; nil sends none.
+func dialRawFirst(t *testing.T, tb *verbs.Table, to netip.AddrPort, first []byte) *rawPeer {
 	p := &rawPeer{t: t, tb: tb}
 	var err error
 	p.ch, err = tb.CreateEventChannel()
@@ -116,10 +125,20 @@ func dialRaw(t *testing.T, tb *verbs.Table, to netip.AddrPort) *rawPeer {
 	p.must(tb.Connect(p.id, pp))
 	verbs.Release(tb, pp)
 	p.event(verbs.EventEstablished)
-	// The server advertises its receive buffer first.
+	if first != nil {
+		p.post(verbs.WRSend, first, 0)
+		if wc := p.poll(); wc.Status != 0 || wc.Opcode != verbs.WCSend {
+			t.Fatalf("raw peer: first message: status %d opcode %d", wc.Status, wc.Opcode)
+		}
+	}
+	// The server's RegisterXferMemory, after the answer to a
+	// GetServerFeature and any keepalive.
 	b := p.recvCmd()
-	if op := binary.BigEndian.Uint16(b); op != 3 {
-		t.Fatalf("raw peer: first message has opcode %d, want RegisterXferMemory", op)
+	for op := binary.BigEndian.Uint16(b); op != 3; op = binary.BigEndian.Uint16(b) {
+		if op != 0 && op != 2 {
+			t.Fatalf("raw peer: message of opcode %d before the server's RegisterXferMemory", op)
+		}
+		b = p.recvCmd()
 	}
 	p.addr, p.length, p.rkey = binary.BigEndian.Uint64(b[16:]), binary.BigEndian.Uint32(b[24:]), binary.BigEndian.Uint32(b[28:])
 	return p
@@ -271,20 +290,61 @@ func TestMalformedPeer(t *testing.T) {
 }
 
 // TestFeatureRequest: GetServerFeature is answered as valkey-server answers
-// it: same opcode, the select echoed, no features.
+// it, the same opcode and the select echoed, with the features we offer on
+// select 0 (featRxLength, 1<<48) and none on any other select.
 func TestFeatureRequest(t *testing.T) {
 	p, srv := acceptRaw(t, newEnv(t, nil))
 	defer p.close()
 	defer srv.Close()
-	req := cmdBytes(0)
-	binary.BigEndian.PutUint16(req[2:], 7)
-	p.post(verbs.WRSend, req, 0)
-	if wc := p.poll(); wc.Status != 0 {
-		t.Fatalf("sending the request: status %d", wc.Status)
+	for _, c := range []struct {
+		sel  uint16
+		want uint64
+	}{{7, 0}, {0, 1 << 48}} {
+		req := cmdBytes(0)
+		binary.BigEndian.PutUint16(req[2:], c.sel)
+		p.post(verbs.WRSend, req, 0)
+		if wc := p.poll(); wc.Status != 0 {
+			t.Fatalf("sending the request: status %d", wc.Status)
+		}
+		b := p.recvCmd()
+		if op, sel, f := binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]); op != 0 || sel != c.sel || f != c.want {
+			t.Errorf("answer: opcode %d select %d features %#x, want 0, %d, %#x", op, sel, f, c.sel, c.want)
+		}
 	}
-	b := p.recvCmd()
-	if op, sel, f := binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]); op != 0 || sel != 7 || f != 0 {
-		t.Errorf("answer: opcode %d select %d features %#x, want 0, 7, 0", op, sel, f)
+}
+
+// TestFirstAdvertisement: a server advertises to a client that cannot take
+// a change of length (it spoke first with anything but a GetServerFeature
+// listing ours, or said nothing) a receive buffer of RecvBufferSize, which
+// it keeps; to one of ours, the small one it starts with.
+func TestFirstAdvertisement(t *testing.T) {
+	const size = 256 << 10
+	e := newEnv(t, &qp.Options{RecvBufferSize: size})
+	to := netip.MustParseAddrPort(e.l.Addr().String())
+	ours := cmdBytes(0)
+	binary.BigEndian.PutUint64(ours[24:], 1<<48)
+	for _, c := range []struct {
+		name  string
+		first []byte
+		want  uint32
+	}{
+		{"keepalive", cmdBytes(2), size},
+		{"silent", nil, size},
+		{"ask-plain", cmdBytes(0), size},
+		{"ask-ours", ours, 64 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := dialRawFirst(t, verbs.Bound(), to, c.first)
+			defer p.close()
+			srv, err := e.l.AcceptConn(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			if p.length != c.want {
+				t.Errorf("advertised %d bytes, want %d", p.length, c.want)
+			}
+		})
 	}
 }
 

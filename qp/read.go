@@ -163,6 +163,9 @@ func (c *Conn) rearm() {
 	cur := c.res.rx.Len()
 	size := cur
 	switch {
+	case !c.feat.resizes.Load():
+		// The peer did not negotiate a change of length (features.go):
+		// every Valkey peer. valkey-server 8.1-9.1 crash on one.
 	case writes <= rxGrowWrites || fill < rxGrowFill:
 		size = min(cur*rxGrowth, max(c.opts.RecvBufferSize, cur))
 	case fill > rxShrinkFill:

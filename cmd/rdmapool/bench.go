@@ -98,6 +98,7 @@ type benchFlags struct {
 	plot                       string
 	duration, warmup, timeout  time.Duration
 	spinWait                   time.Duration
+	rdmaRxSize                 memSize // --rdma-rx-size; 0: the library's default
 	embedded, hostSet, portSet bool
 	defaultWarmup              bool // --warmup not given
 
@@ -143,6 +144,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.DurationVar(&f.timeout, "timeout", benchrun.DefaultTimeout, "fail the run when the server sends no reply for this long (valkey-benchmark has no such limit)")
 	fs.IntVar(&f.threads, "threads", 0, "client threads, as valkey-benchmark's --threads: over TCP, this many event loops, each driving a share of the clients (0: one, valkey-benchmark's default); RDMA and --tcp-engine gnet clients have a goroutine each, and then run Go code on at most this many threads (GOMAXPROCS)")
 	fs.DurationVar(&f.spinWait, "spin-wait", 0, "how long a waiting RDMA read or write polls its completion queue before it parks (qp.Options.SpinWait), in the clients and the embedded server; 0 means the library's default (1ms), negative never polls. A longer spin pays off where the machine runs more busy threads than it has cores")
+	fs.Var(&f.rdmaRxSize, "rdma-rx-size", "receive buffer of each RDMA client connection (qp.Options.RecvBufferSize), as valkey's rdma-rx-size: what a Valkey server may write before it waits for the client to read it, and what each connection pins; 0 means the library's default (1mb). Toward rdmapool serve it is the largest the buffer grows to")
 	fs.StringVar(&f.plot, "plot", "", "after the run, write the latency-by-percentile plot of each test and transport to this `file`, .svg or .png")
 	fs.StringVar(&f.password, "a", "", "`password` for AUTH")
 	fs.StringVar(&f.user, "user", "", "`username` for AUTH username password (ACL); needs -a")
@@ -258,6 +260,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("-c %d: more connections than the %d files this process may open allow (ulimit -n); raise the limit or lower -c", f.clients, openFilesLimit())
 	case f.size < 0 || f.size > 512<<20:
 		return nil, fmt.Errorf("-d %d is out of range (0 to 512 MiB)", f.size)
+	case f.rdmaRxSize != 0 && (f.rdmaRxSize < 4<<10 || f.rdmaRxSize > 256<<20):
+		return nil, fmt.Errorf("--rdma-rx-size %d is out of range (4kb to 256mb, or 0 for the default)", f.rdmaRxSize)
 	case f.pipeline < 1:
 		return nil, fmt.Errorf("-P %d: the pipeline must be at least 1", f.pipeline)
 	case f.keyspace < 0:
@@ -388,8 +392,8 @@ func benchReport(ctx context.Context, args []string, stdout, stderr io.Writer, p
 	if len(f.command) > 0 {
 		cfg.DataSize = benchrun.RequestSize(f.parsed[0]) // as valkey-benchmark's payload
 	}
-	if f.spinWait != 0 {
-		cfg.RDMA = &qp.Options{SpinWait: f.spinWait}
+	if f.spinWait != 0 || f.rdmaRxSize != 0 {
+		cfg.RDMA = &qp.Options{SpinWait: f.spinWait, RecvBufferSize: int(f.rdmaRxSize)}
 	}
 	if err := cfg.Check(); err != nil { // and -P is at most -n
 		var me *benchrun.MemoryError
