@@ -40,7 +40,7 @@ done
 for b in valkey-server valkey-benchmark; do
 	[ -x "$valkey/$b" ] || { echo "bench-valkey: $valkey/$b: no such executable" >&2; exit 2; }
 done
-"$valkey/valkey-benchmark" --help 2>&1 | grep -q -- '--rdma' ||
+grep -q -- '--rdma' <<<"$("$valkey/valkey-benchmark" --help 2>&1)" || # whole: no SIGPIPE under pipefail
 	{ echo "bench-valkey: $valkey/valkey-benchmark has no --rdma (valkey 9.0 and later have it; vm/valkey-build.sh)" >&2; exit 2; }
 mode=$(valkey_rdma_mode "$valkey") ||
 	{ echo "bench-valkey: $valkey/valkey-server has no RDMA built in and there is no valkey-rdma.so beside it" >&2; exit 2; }
