@@ -296,17 +296,21 @@ func (nd *ValkeyNode) Died() string {
 		}
 	}
 	// Of the stack trace (every thread's), the crashing instruction and
-	// the frames in the server's RDMA code: what a reader needs first.
+	// the first frames of the crashing thread (marked "*"): what a reader
+	// needs first.
 	if _, trace, ok := bytes.Cut(b, []byte("------ STACK TRACE ------")); ok {
 		trace, _, _ = bytes.Cut(trace, []byte("------ STACK TRACE DONE"))
 		lines := strings.Split(string(trace), "\n")
-		for i, l := range lines {
-			l = strings.TrimSpace(l)
-			switch {
+		for i := 0; i < len(lines); i++ {
+			switch l := strings.TrimSpace(lines[i]); {
 			case l == "EIP:" && i+1 < len(lines):
 				why = append(why, "EIP "+strings.TrimSpace(lines[i+1]))
-			case strings.Contains(strings.ToLower(l), "rdma") && len(why) < 8:
-				why = append(why, l)
+			case strings.HasSuffix(l, " *"):
+				var frames []string
+				for j := i + 1; j < len(lines) && strings.TrimSpace(lines[j]) != "" && len(frames) < 5; j++ {
+					frames = append(frames, strings.TrimSpace(lines[j]))
+				}
+				why = append(why, "thread "+l+": "+strings.Join(frames, " < "))
 			}
 		}
 	}
