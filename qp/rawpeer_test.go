@@ -37,6 +37,9 @@ type rawPeer struct {
 	sge    verbs.Ptr[verbs.SGE]
 	badWR  verbs.Ptr[verbs.BadWR]
 	wc     verbs.Ptr[verbs.WC]
+	// early holds completions that arrived while dialRawFirst waited for
+	// its first message's: poll returns them first.
+	early []verbs.WC
 	// The server's receive buffer, from its RegisterXferMemory.
 	addr   uint64
 	length uint32
@@ -127,9 +130,21 @@ func dialRawFirst(t *testing.T, tb *verbs.Table, to netip.AddrPort, first []byte
 	p.event(verbs.EventEstablished)
 	if first != nil {
 		p.post(verbs.WRSend, first, 0)
-		if wc := p.poll(); wc.Status != 0 || wc.Opcode != verbs.WCSend {
-			t.Fatalf("raw peer: first message: status %d opcode %d", wc.Status, wc.Opcode)
+		// valkey-server sends its RegisterXferMemory once ESTABLISHED,
+		// without waiting for ours: its receive may complete first.
+		var held []verbs.WC
+		for {
+			wc := p.poll()
+			if wc.Status == 0 && wc.Opcode == verbs.WCRecv {
+				held = append(held, wc)
+				continue
+			}
+			if wc.Status != 0 || wc.Opcode != verbs.WCSend {
+				t.Fatalf("raw peer: first message: status %d opcode %d", wc.Status, wc.Opcode)
+			}
+			break
 		}
+		p.early = held
 	}
 	// The server's RegisterXferMemory, after the answer to a
 	// GetServerFeature and any keepalive.
@@ -155,6 +170,11 @@ func (p *rawPeer) postRecv(slot int) {
 // poll waits for one completion.
 func (p *rawPeer) poll() verbs.WC {
 	p.t.Helper()
+	if len(p.early) > 0 {
+		wc := p.early[0]
+		p.early = p.early[1:]
+		return wc
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if verbs.PollCQ(p.ops, p.cq, 1, p.wc) == 1 {

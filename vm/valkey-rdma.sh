@@ -84,6 +84,8 @@ fi
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || bad "--rounds must be a positive number"
 [[ $duration =~ ^[1-9][0-9]*(ms|s|m)$ ]] || bad "--duration is a Go duration such as 3s"
 
+# the commit under test, taken now: the tree may move on during the run
+rev="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with changes)')"
 mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
@@ -422,7 +424,7 @@ json_str() { sed 's/\\/\\\\/g; s/"/\\"/g' <<<"$1"; }
 	echo
 	echo "version: $version"
 	echo "RDMA: $mode ($(case $mode in builtin) echo "built in: --rdma-bind, --rdma-port" ;; module) echo "valkey-rdma.so with --rdma-bind, --rdma-port" ;; *) echo "valkey-rdma.so with bind=, port=" ;; esac))"
-	echo "rdmapool: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with changes)')"
+	echo "rdmapool: $rev"
 	echo "scenarios: $scen_pass passed, $scen_fail failed or not run to the end (N/A: not in this release)"
 	echo
 	echo "| scenario | result | what | detail |"
