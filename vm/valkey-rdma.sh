@@ -208,6 +208,7 @@ if [ "$tools" = 1 ]; then
 			scenario "$n" PASS "valkey-benchmark --rdma $*: $rows tests"
 		else
 			scenario "$n" FAIL "valkey-benchmark --rdma $*: status $rc, $rows rows: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+			[ "$port" != 6391 ] || { echo "rdmapool serve's log (end):"; tail -n 20 /tmp/serve.log; }
 		fi
 	}
 	p=$(cli PING) s=$(cli SET clik clival) g=$(cli GET clik)
