@@ -33,9 +33,10 @@ bench-rxe:
 # bench-valkey: in one VM boot, rdmapool bench --transport rdma beside
 # valkey-benchmark --rdma against one real valkey-server with RDMA, at -c 1
 # and -c 10 -P 16; writes out/bench-valkey.{json,md}. VALKEY_DIR holds
-# valkey-server and valkey-benchmark built with RDMA (docs/benchmarks.md).
+# valkey-server and valkey-benchmark built with RDMA, 9.0 or later
+# (vm/valkey-build.sh SRC).
 bench-valkey:
-	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make bench-valkey VALKEY_DIR=dir (valkey-server and valkey-benchmark built with BUILD_RDMA=yes)" >&2; exit 2; fi
+	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make bench-valkey VALKEY_DIR=dir (valkey-server and valkey-benchmark 9.0+ with RDMA: vm/valkey-build.sh SRC)" >&2; exit 2; fi
 	vm/bench-valkey.sh --valkey $(call shq,VALKEY_DIR)
 
 # bench-cluster: in one VM boot, rdmapool bench --cluster against the
@@ -44,14 +45,17 @@ bench-valkey:
 bench-cluster:
 	vm/bench-cluster.sh
 
-# valkey-rdma: in one VM boot, the tests that take a real valkey-server with
-# the RDMA module, then rdmapool bench against it over RDMA and TCP, alone
-# and as a cluster; writes out/valkey-rdma.{json,md}. VALKEY_DIR holds
-# valkey-server, valkey-cli and valkey-rdma.so (docs/benchmarks.md says how
-# they were built; nothing here builds them).
+# valkey-rdma: in one VM boot, the scenarios against a real valkey-server
+# with RDMA (built in, or the valkey-rdma.so module), then rdmapool bench
+# against it over RDMA and TCP, alone and as a cluster; writes
+# out/valkey-rdma.{log,json,md} (the md: the version and a PASS/FAIL line
+# per scenario). VALKEY_DIR holds valkey-server and valkey-cli (and
+# valkey-benchmark, valkey-rdma.so where the build has them):
+# vm/valkey-build.sh SRC makes it from a valkey source tree.
+# VALKEY_ROUNDS: bench rounds (default 5).
 valkey-rdma:
-	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make valkey-rdma VALKEY_DIR=dir (valkey-server, valkey-cli, valkey-rdma.so)" >&2; exit 2; fi
-	vm/valkey-rdma.sh --valkey $(call shq,VALKEY_DIR)
+	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make valkey-rdma VALKEY_DIR=dir [VALKEY_ROUNDS=n] (vm/valkey-build.sh SRC makes dir)" >&2; exit 2; fi
+	vm/valkey-rdma.sh --valkey $(call shq,VALKEY_DIR) --rounds "$${VALKEY_ROUNDS:-5}"
 
 # test-rxe: build every package's tests with CGO_ENABLED=0 and run them in the VM.
 #   VM_RUN=regex         -test.run for every test binary

@@ -12,9 +12,12 @@
 # bench-valkey.json, bench-valkey.md and the console log.
 #
 # The valkey binaries are not built here: give a directory holding
-# valkey-server and valkey-benchmark built with RDMA (valkey 8.1 or later,
-# `make BUILD_RDMA=yes`; see docs/benchmarks.md). They run in the VM as they
-# are, so build them on a system like the VM's (Debian bookworm's libraries).
+# valkey-server and valkey-benchmark built with RDMA (vm/valkey-build.sh
+# SRC): valkey-benchmark has --rdma from 9.0 on; valkey-server serves RDMA
+# built in (`make BUILD_RDMA=yes`) or through valkey-rdma.so in the same
+# directory (`make BUILD_RDMA=module`), whichever the directory holds.
+# They run in the VM as they are, so build them on a system like the VM's
+# (Debian bookworm's libraries).
 #
 # usage: vm/bench-valkey.sh --valkey DIR [--out DIR] [--rounds N] [--tests LIST]
 set -euo pipefail
@@ -37,8 +40,10 @@ done
 for b in valkey-server valkey-benchmark; do
 	[ -x "$valkey/$b" ] || { echo "bench-valkey: $valkey/$b: no such executable" >&2; exit 2; }
 done
-"$valkey/valkey-benchmark" --help 2>&1 | grep -q -- '--rdma' ||
-	{ echo "bench-valkey: $valkey/valkey-benchmark has no --rdma (build valkey 8.1+ with BUILD_RDMA=yes)" >&2; exit 2; }
+grep -q -- '--rdma' <<<"$("$valkey/valkey-benchmark" --help 2>&1)" || # whole: no SIGPIPE under pipefail
+	{ echo "bench-valkey: $valkey/valkey-benchmark has no --rdma (valkey 9.0 and later have it; vm/valkey-build.sh)" >&2; exit 2; }
+mode=$(valkey_rdma_mode "$valkey") ||
+	{ echo "bench-valkey: $valkey/valkey-server has no RDMA built in and there is no valkey-rdma.so beside it" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench-valkey: --rounds must be a positive number" >&2; exit 2; }
 [[ $tests =~ ^[a-z_,]+$ ]] || { echo "bench-valkey: --tests is a comma-separated list of test names" >&2; exit 2; }
 
@@ -47,10 +52,12 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -o "$bin/rdmapool" ./cmd/rdmapool
 cp "$valkey/valkey-server" "$valkey/valkey-benchmark" "$bin/"
+[ "$mode" = builtin ] || cp "$valkey/valkey-rdma.so" "$bin/"
 cat >"$bin/run-bench-valkey.sh" <<SCRIPT
 set -u
+$(valkey_rdma_args_fn)
 addr=\${RDMAPOOL_TEST_ADDR:-10.99.0.1}
-./valkey-server --bind \$addr --port 6379 --rdma-bind \$addr --rdma-port 6379 \
+./valkey-server --bind \$addr --port 6379 \$(rdma_args $mode ./valkey-rdma.so \$addr 6379) \
 	--save '' --appendonly no --protected-mode no --logfile /tmp/valkey.log &
 i=0
 until grep -q 'Ready to accept connections rdma' /tmp/valkey.log 2>/dev/null; do

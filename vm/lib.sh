@@ -35,6 +35,36 @@ elapsed() {
 	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
 }
 
+# valkey_rdma_mode DIR prints how the valkey build in DIR serves RDMA, as
+# internal/testutil.ValkeyBuild.Mode tells it: "module-args" (8.0's
+# valkey-rdma.so, listener as module arguments bind= port=), "module"
+# (8.1+'s valkey-rdma.so, with --rdma-bind and --rdma-port) or "builtin"
+# (BUILD_RDMA=yes: valkey-server links librdmacm); it fails if none.
+valkey_rdma_mode() {
+	if [ -f "$1/valkey-rdma.so" ]; then
+		if grep -q 'RDMA: Unsupported argument' "$1/valkey-rdma.so"; then echo module-args; else echo module; fi
+	elif grep -q 'librdmacm\.so' "$1/valkey-server"; then
+		echo builtin
+	else
+		return 1
+	fi
+}
+
+# valkey_rdma_args_fn prints the shell function rdma_args (for a guest
+# script): `rdma_args MODE MODULE ADDR PORT` prints the valkey-server
+# arguments that serve RDMA on ADDR:PORT (words without spaces).
+valkey_rdma_args_fn() {
+	cat <<'FN'
+rdma_args() {
+	case $1 in
+	builtin) echo "--rdma-bind $3 --rdma-port $4" ;;
+	module) echo "--loadmodule $2 --rdma-bind $3 --rdma-port $4" ;;
+	module-args) echo "--loadmodule $2 bind=$3 port=$4" ;;
+	esac
+}
+FN
+}
+
 # log_accel LOG prints the accelerator (kvm or tcg) a console log of
 # vm/run.sh --log was taken under: figures under the two never compare.
 log_accel() {

@@ -14,9 +14,9 @@
 # (default out/) valkey-rx-size.{log,md}; the status is non-zero if the
 # server died (as a length change would make it) or a run failed.
 #
-# DIR holds valkey-server with RDMA built in (8.1+, BUILD_RDMA=yes; see
-# vm/valkey-build.sh), built on a system like the VM's; nothing of valkey
-# is built here.
+# DIR holds valkey-server with RDMA, built in (8.1+, BUILD_RDMA=yes) or as
+# valkey-rdma.so beside it (see vm/valkey-build.sh), built on a system like
+# the VM's; nothing of valkey is built here.
 #
 # usage: vm/valkey-rx-size.sh --valkey DIR [--out DIR] [--rounds N] [--sizes LIST] [-n N] [-d BYTES]
 set -euo pipefail
@@ -38,24 +38,26 @@ while [ $# -gt 0 ]; do
 	esac
 done
 bad() { echo "valkey-rx-size: $*" >&2; exit 2; }
-[ -n "$valkey" ] || bad "--valkey DIR is required (valkey-server with RDMA built in)"
+[ -n "$valkey" ] || bad "--valkey DIR is required (valkey-server with RDMA)"
 [ -x "$valkey/valkey-server" ] || bad "$valkey/valkey-server: no such executable"
 [ -x "$valkey/valkey-cli" ] || bad "$valkey/valkey-cli: no such executable"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || bad "--rounds must be a positive number"
 [[ $sizes =~ ^[0-9a-z,]+$ ]] || bad "--sizes is a comma-separated list such as 64kb,1mb"
 [[ $n =~ ^[1-9][0-9]*$ && $d =~ ^[1-9][0-9]*$ ]] || bad "-n and -d are positive numbers"
-grep -aq 'rdma-port' "$valkey/valkey-server" ||
-	bad "$valkey/valkey-server has no RDMA built in (valkey 8.1+, make BUILD_RDMA=yes)"
+mode=$(valkey_rdma_mode "$valkey") ||
+	bad "$valkey/valkey-server has no RDMA built in and there is no valkey-rdma.so beside it (vm/valkey-build.sh)"
 
 mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -o "$bin/rdmapool" ./cmd/rdmapool
 cp "$valkey/valkey-server" "$valkey/valkey-cli" "$bin/"
+[ "$mode" = builtin ] || cp "$valkey/valkey-rdma.so" "$bin/"
 cat >"$bin/run-rx-size.sh" <<SCRIPT
 set -u
+$(valkey_rdma_args_fn)
 addr=\${RDMAPOOL_TEST_ADDR:-10.99.0.1}
-./valkey-server --bind \$addr --port 6379 --rdma-bind \$addr --rdma-port 6379 \
+./valkey-server --bind \$addr --port 6379 \$(rdma_args $mode ./valkey-rdma.so \$addr 6379) \
 	--save '' --appendonly no --protected-mode no --logfile /tmp/valkey.log &
 pid=\$!
 i=0

@@ -370,12 +370,15 @@ func (l *Load) Acked() map[string]string {
 // key (SetWait) that is missing or changed.
 func (l *Load) Verify(t *testing.T, kv KV) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	bad := 0
 	check := func(k, want string, sure bool) {
+		// Each GET is bounded against a hang, not the whole pass: a
+		// minute for thousands of reads in turn ran out on a loaded
+		// 2-core host under emulation, every read after it "wrong".
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		got, err := kv.Get(ctx, k)
 		if errors.Is(err, redis.Nil) || valkey.IsValkeyNil(err) {
 			got, err = "(nil)", nil

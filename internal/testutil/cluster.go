@@ -131,6 +131,12 @@ func (c *ValkeyCluster) startNode(bin string, i int) *ValkeyNode {
 			args = append(args, more...)
 		}
 		nd.cmd = exec.Command(bin, args...)
+		// What the process itself prints (libc's abort message) is not in
+		// its log; Died reads both.
+		if f, err := os.Create(filepath.Join(dir, "stderr")); err == nil {
+			nd.cmd.Stdout, nd.cmd.Stderr = f, f
+			defer f.Close() // the child has its own copy
+		}
 		if err := nd.cmd.Start(); err != nil {
 			tb.Fatal(err)
 		}
