@@ -56,6 +56,10 @@ func leadingOptions(args [][]byte, names ...string) (given [8]bool, n int) {
 // --- connection ---
 
 func cmdPing(c *conn, args [][]byte) {
+	if c.proto == 2 && c.subs.subscribed() && len(args) <= 2 {
+		c.pingSubscribed(args)
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.out = append(c.out, "+PONG\r\n"...)
@@ -71,6 +75,24 @@ func cmdEcho(c *conn, args [][]byte) { c.addBulk(args[1]) }
 func cmdQuit(c *conn, _ [][]byte) {
 	c.addOK()
 	c.quit = true
+}
+
+// RESET: the connection as it was when it opened, as valkey's
+// clearClientConnectionState: no transaction, watch or subscription,
+// database 0, RESP2, no name, and not authenticated if a password is set.
+func cmdReset(c *conn, _ [][]byte) {
+	c.discard()
+	c.tx.multi = false
+	c.dropSubs()
+	c.db, c.dbIndex = c.srv.ks, 0
+	c.setProto(2)
+	c.name = ""
+	c.asking = false
+	if c.srv.opts.Password != "" {
+		c.authed = false
+		c.rd.setAuthed(false)
+	}
+	c.addSimple("RESET")
 }
 
 // checkPassword reports whether user and pass may log in: the default user,
@@ -155,7 +177,7 @@ func cmdHello(c *conn, args [][]byte) {
 		}
 		c.name = string(name)
 	}
-	c.proto = proto
+	c.setProto(proto)
 	// Clients pick features by server version; this server answers as the
 	// valkey version whose behaviour it follows.
 	c.addMap(7)

@@ -33,6 +33,8 @@ type conn struct {
 	asking   bool   // ASKING: the next command may use a slot being imported
 	dbIndex  int
 	tx       txState  // MULTI, WATCH (multi.go)
+	subs     subs     // pub/sub subscriptions (pubsub.go)
+	mb       *mailbox // set by the first subscription: all output goes through it
 	keyBuf   [][]byte // scratch for a request's keys
 
 	lower [32]byte // a command's name in lower case, for the table lookup
@@ -94,6 +96,9 @@ func (c *conn) serve() {
 				c.srv.dropped.Add(c.rd.dropped)
 				c.rd.dropped = 0
 			}
+			if err != nil && c.wasKicked(err) {
+				continue // a message to write (pubsub.go)
+			}
 			if err != nil {
 				return
 			}
@@ -143,6 +148,9 @@ func (c *conn) flushWith(more []byte) error {
 		c.srv.commands.Add(c.commands)
 		c.commands = 0
 	}
+	if c.mb != nil {
+		return c.flushMailbox()
+	}
 	if len(c.out) == 0 && len(more) == 0 {
 		return nil
 	}
@@ -167,6 +175,22 @@ func (c *conn) flushWith(more []byte) error {
 	return err
 }
 
+// flushMailbox is flush for a connection with a mailbox (pubsub.go).
+func (c *conn) flushMailbox() error {
+	b := c.handOff()
+	if len(b) == 0 {
+		return nil
+	}
+	var err error
+	if c.gc != nil {
+		_, err = c.gc.Write(b)
+	} else {
+		_, err = c.nc.Write(b)
+	}
+	c.written()
+	return err
+}
+
 // exec runs one request: it finds the command (and subcommand) in the
 // table, checks its arity, whether the client must authenticate first and
 // whether it may be queued in a transaction, as valkey's processCommand,
@@ -178,6 +202,10 @@ func (c *conn) exec(args [][]byte) {
 	case msg != "":
 	case !c.authed && cmd.flags&fNoAuth == 0:
 		msg = "NOAUTH Authentication required."
+	case c.proto == 2 && c.subs.subscribed() && !allowedSubscribed(cmd):
+		msg = "ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+	case !c.subs.subscribed() && isUnsubscribe(cmd):
+		msg = "NOSUB '" + cmd.name + "' command executed not in subscribed mode"
 	case c.tx.multi && cmd.flags&fNoMulti != 0:
 		msg = msgNoMulti
 	}
@@ -324,7 +352,8 @@ func (c *conn) addBulkString(s string) {
 // b must not change afterwards: it is a stored string (immutable) or the
 // caller's own.
 func (c *conn) bulk(b []byte) {
-	if len(b) < bigBulk || c.tx.running { // EXEC holds shard locks: no write
+	// EXEC holds shard locks: no write. A mailbox's output is copied.
+	if len(b) < bigBulk || c.tx.running || c.mb != nil {
 		c.addBulk(b)
 		return
 	}

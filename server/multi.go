@@ -93,10 +93,10 @@ const (
 )
 
 // runsInMulti reports whether cmd runs at once after MULTI rather than
-// being queued (valkey's processCommand: EXEC, DISCARD, QUIT; MULTI and
-// WATCH are no_multi).
+// being queued (valkey's processCommand: EXEC, DISCARD, QUIT, RESET; MULTI
+// and WATCH are no_multi).
 func runsInMulti(cmd *command) bool {
-	return cmd.name == "exec" || cmd.name == "discard" || cmd.name == "quit"
+	return cmd.name == "exec" || cmd.name == "discard" || cmd.name == "quit" || cmd.name == "reset"
 }
 
 // reject replies msg to a request that cannot run (unknown, wrong arity,
