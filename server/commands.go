@@ -84,6 +84,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.discard()
 	c.tx.multi = false
 	c.dropSubs()
+	c.endTracking()
 	c.db, c.dbIndex = c.srv.ks, 0
 	c.setProto(2)
 	c.name = ""
@@ -245,21 +246,6 @@ func cmdClientSetInfo(c *conn, args [][]byte) {
 }
 
 func cmdClientInfo(c *conn, _ [][]byte) { c.addVerbatim(c.info() + "\n") }
-
-// CLIENT TRACKING: tracking needs invalidation messages pushed to the
-// client, which this server does not send: only OFF is accepted.
-// (valkey-go with its client-side cache enabled needs ON: use
-// DisableCache.)
-func cmdClientTracking(c *conn, args [][]byte) {
-	switch {
-	case eqFold(args[2], "off"):
-		c.addOK()
-	case eqFold(args[2], "on"):
-		c.addError("ERR client tracking is not supported by this server")
-	default:
-		c.addError(msgSyntax)
-	}
-}
 
 // CLIENT NO-EVICT / NO-TOUCH ON|OFF: accepted, with no effect.
 func cmdClientOnOff(c *conn, args [][]byte) {

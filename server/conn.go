@@ -32,10 +32,11 @@ type conn struct {
 	commands uint64 // executed since the last flush, for Stats
 	asking   bool   // ASKING: the next command may use a slot being imported
 	dbIndex  int
-	tx       txState  // MULTI, WATCH (multi.go)
-	subs     subs     // pub/sub subscriptions (pubsub.go)
-	mb       *mailbox // set by the first subscription: all output goes through it
-	keyBuf   [][]byte // scratch for a request's keys
+	tx       txState    // MULTI, WATCH (multi.go)
+	subs     subs       // pub/sub subscriptions (pubsub.go)
+	mb       *mailbox   // set by the first subscription: all output goes through it
+	trk      trackState // CLIENT TRACKING (tracking.go)
+	keyBuf   [][]byte   // scratch for a request's keys
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -215,7 +216,13 @@ func (c *conn) exec(args [][]byte) {
 	case c.tx.multi && !runsInMulti(cmd):
 		c.enqueue(cmd, args)
 	default:
+		if c.trk.on && cmd.flags&fReadonly != 0 {
+			c.remember(cmd, args) // tracking.go
+		}
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
+	}
+	if c.trk.on || len(c.trk.pending) > 0 {
+		c.afterCommand(cmd)
 	}
 }
 

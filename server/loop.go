@@ -320,6 +320,7 @@ func (c *conn) release() {
 func (c *conn) releaseAll() {
 	c.endTx()
 	c.endPubsub()
+	c.endTracking()
 	if c.out != nil {
 		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil

@@ -255,6 +255,9 @@ func cmdExec(c *conn, _ [][]byte) {
 	queue := t.queue
 	c.addArray(len(queue))
 	for _, q := range queue {
+		if c.trk.on && q.cmd.flags&fReadonly != 0 {
+			c.remember(q.cmd, q.args)
+		}
 		q.cmd.run(c, q.args)
 	}
 	c.discard()
@@ -415,6 +418,9 @@ func (s *shard) touch(key []byte) {
 	if s.watched != nil {
 		s.touchKey(string(key))
 	}
+	if s.trk != nil && s.trk.active.Load() > 0 {
+		s.trk.invalidate(string(key), s.cur)
+	}
 }
 
 // touchIf is touch when changed.
@@ -425,6 +431,9 @@ func (s *shard) touchIf(changed bool, key []byte) {
 }
 
 func (s *shard) touchKey(key string) {
+	if s.trk != nil && s.trk.active.Load() > 0 {
+		s.trk.invalidate(key, s.cur)
+	}
 	if s.watched == nil {
 		return
 	}

@@ -339,6 +339,12 @@ func (c *conn) deliver(k *kindSub, pattern, ch string, msg []byte) {
 	mb.buf = append(mb.buf, '\r', '\n')
 	mb.buf = append(mb.buf, msg...)
 	mb.buf = append(mb.buf, '\r', '\n')
+	c.afterPost(mb)
+}
+
+// afterPost closes c if its mailbox is over the limit, else kicks it;
+// mb.mu held.
+func (c *conn) afterPost(mb *mailbox) {
 	if c.overLimit(mb) {
 		mb.dead, mb.buf = true, nil
 		c.srv.outputLimitClosed.Add(1)

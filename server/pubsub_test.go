@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,7 @@ import (
 
 // pubsubScript is run by TestPubsubDifferential: each step is a command on
 // one of three connections (0 and 1 mostly subscribe, 2 publishes).
-var pubsubScript = []struct {
-	conn int
-	args []string
-}{
+var pubsubScript = []scriptStep{
 	{0, []string{"subscribe", "news", "sports"}},
 	{1, []string{"psubscribe", "n*"}},
 	{2, []string{"publish", "news", "hello"}},
@@ -83,62 +81,83 @@ var pubsubScript = []struct {
 	{2, []string{"pubsub", "numpat"}},
 }
 
+// scriptStep is a command on one of three connections.
+type scriptStep struct {
+	conn int
+	args []string
+}
+
 // TestPubsubDifferential runs pubsubScript against valkey-server and ours,
 // in RESP2 and RESP3, and compares the bytes each connection receives.
-// After each step the connection that sent it PINGs and reads up to the
-// PING's reply, so every step has ended, and every message it published
-// has been delivered, before the next.
 func TestPubsubDifferential(t *testing.T) {
 	theirs := testutil.ValkeyServer(t)
 	_, ours := startServer(t, nil)
 	for _, proto := range []string{"2", "3"} {
-		var streams [2][3]bytes.Buffer
-		for s, addr := range []string{ours, theirs} {
-			var rcs [3]*rawClient
-			for i := range rcs {
-				rcs[i] = dialRaw(t, addr)
-				rcs[i].do("hello", proto) // not compared: the servers differ
-			}
-			rcs[2].do("flushall")
-			var multi [3]bool
-			for _, st := range pubsubScript {
-				rc := rcs[st.conn]
-				switch st.args[0] {
-				case "multi":
-					multi[st.conn] = true
-				case "exec", "reset":
-					multi[st.conn] = false
-				}
-				if st.args[0] == "hello" {
-					// Its reply is not compared (ids, versions), but in the
-					// subscribed RESP2 state its error is. The messages
-					// before it are read first.
-					rc.send(encode("ping", "sync-token") + encode(st.args...) + encode("ping", "sync-token"))
-					readToSync(t, rc, &streams[s][st.conn])
-					if r := rc.reply(); r[0] == '-' {
-						streams[s][st.conn].WriteString(r)
-					}
-					readToSync(t, rc, &streams[s][st.conn])
-					continue
-				}
-				if multi[st.conn] {
-					// A PING would be queued: one reply, QUEUED or OK.
-					streams[s][st.conn].WriteString(rc.do(st.args...))
-					continue
-				}
-				rc.send(encode(st.args...) + encode("ping", "sync-token"))
-				readToSync(t, rc, &streams[s][st.conn])
-			}
-			// What the subscribers received last, after the last step.
-			for i := range 2 {
-				rcs[i].send(encode("ping", "sync-token"))
-				readToSync(t, rcs[i], &streams[s][i])
-			}
+		compareScript(t, ours, theirs, [3]string{proto, proto, proto}, pubsubScript)
+	}
+}
+
+// compareScript runs script on three connections to ours and to theirs,
+// speaking protos, and compares the bytes each connection receives. After
+// each step the connection that sent it PINGs and reads up to the PING's
+// reply, so every step has ended, and every message or invalidation it
+// caused has been delivered, before the next. An argument "$ID2" is
+// connection 2's client ID.
+func compareScript(t *testing.T, ours, theirs string, protos [3]string, script []scriptStep) {
+	t.Helper()
+	var streams [2][3]bytes.Buffer
+	for s, addr := range []string{ours, theirs} {
+		var rcs [3]*rawClient
+		for i := range rcs {
+			rcs[i] = dialRaw(t, addr)
+			rcs[i].do("hello", protos[i]) // not compared: the servers differ
 		}
-		for i := range 3 {
-			if got, want := streams[0][i].String(), streams[1][i].String(); got != want {
-				t.Errorf("RESP%s connection %d:\n%s", proto, i, diff(got, want))
+		id2 := strings.TrimSuffix(strings.TrimPrefix(rcs[2].do("client", "id"), ":"), "\r\n")
+		rcs[2].do("flushall")
+		var multi [3]bool
+		for _, st := range script {
+			rc := rcs[st.conn]
+			args := slices.Clone(st.args)
+			for i, a := range args {
+				if a == "$ID2" {
+					args[i] = id2
+				}
 			}
+			switch args[0] {
+			case "multi":
+				multi[st.conn] = true
+			case "exec", "reset":
+				multi[st.conn] = false
+			}
+			if args[0] == "hello" {
+				// Its reply is not compared (ids, versions), but in the
+				// subscribed RESP2 state its error is. The messages
+				// before it are read first.
+				rc.send(encode("ping", "sync-token") + encode(args...) + encode("ping", "sync-token"))
+				readToSync(t, rc, &streams[s][st.conn])
+				if r := rc.reply(); r[0] == '-' {
+					streams[s][st.conn].WriteString(r)
+				}
+				readToSync(t, rc, &streams[s][st.conn])
+				continue
+			}
+			if multi[st.conn] {
+				// A PING would be queued: one reply, QUEUED or OK.
+				streams[s][st.conn].WriteString(rc.do(args...))
+				continue
+			}
+			rc.send(encode(args...) + encode("ping", "sync-token"))
+			readToSync(t, rc, &streams[s][st.conn])
+		}
+		// What each received last, after the last step.
+		for i := range 3 {
+			rcs[i].send(encode("ping", "sync-token"))
+			readToSync(t, rcs[i], &streams[s][i])
+		}
+	}
+	for i := range 3 {
+		if got, want := streams[0][i].String(), streams[1][i].String(); got != want {
+			t.Errorf("RESP%s connection %d:\n%s", protos[i], i, diff(got, want))
 		}
 	}
 }

@@ -134,7 +134,8 @@ type Server struct {
 	// (active expiry, memory handed back), is closed by Close to end it.
 	stop chan struct{}
 
-	hub *hub // subscriptions (pubsub.go); a Cluster's nodes share one
+	hub *hub      // subscriptions (pubsub.go); a Cluster's nodes share one
+	trk *tracking // client-side caching's table (tracking.go)
 	// outputLimitClosed counts the clients closed at PubsubLimit.
 	outputLimitClosed atomic.Uint64
 
@@ -188,7 +189,9 @@ func New(opts *Options) *Server {
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 	}
+	s.trk = newTracking(s)
 	s.ks = newKeyspace(s.seed)
+	s.ks.setTracking(s.trk)
 	s.dbs[0].Store(s.ks)
 	return s
 }
@@ -284,6 +287,7 @@ func (s *Server) start(nc net.Conn) {
 		c.serve()
 		c.endTx()
 		c.endPubsub()
+		c.endTracking()
 		nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)

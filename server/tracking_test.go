@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
+)
+
+// trackingScript is run by TestTrackingDifferential: connection 0 tracks
+// (RESP3), 1 writes, 2 is a RESP2 subscriber of __redis__:invalidate.
+var trackingScript = []scriptStep{
+	{2, []string{"subscribe", "__redis__:invalidate"}},
+	{0, []string{"client", "caching", "yes"}},
+	{0, []string{"client", "tracking", "on", "optin", "optout"}},
+	{0, []string{"client", "tracking", "on", "prefix", "a"}},
+	{0, []string{"client", "tracking", "on", "redirect", "999999"}},
+	{0, []string{"client", "tracking", "maybe"}},
+	{0, []string{"client", "trackinginfo"}},
+	{0, []string{"client", "getredir"}},
+	{0, []string{"client", "tracking", "on"}},
+	{0, []string{"client", "trackinginfo"}},
+	{0, []string{"client", "getredir"}},
+	{0, []string{"get", "k"}},
+	{1, []string{"set", "k", "v"}},
+	{1, []string{"set", "k", "v2"}}, // told once: the read is forgotten
+	{0, []string{"get", "k"}},
+	{0, []string{"set", "k", "v3"}}, // its own change: after the reply
+	{0, []string{"mget", "a", "b", "c"}},
+	{1, []string{"del", "a", "c"}},
+	{0, []string{"get", "b"}},
+	{1, []string{"flushall"}},
+	{0, []string{"get", "k"}},
+	{0, []string{"flushdb"}},
+	{0, []string{"client", "tracking", "on", "optout"}}, // on already, not optin: allowed
+	{0, []string{"client", "tracking", "off"}},
+	{0, []string{"client", "tracking", "on", "optin"}},
+	{0, []string{"get", "x"}},
+	{1, []string{"set", "x", "1"}},
+	{0, []string{"client", "caching", "no"}},
+	{0, []string{"client", "caching", "yes"}},
+	{0, []string{"client", "trackinginfo"}},
+	{0, []string{"get", "x"}},
+	{1, []string{"set", "x", "2"}},
+	{0, []string{"client", "caching", "yes"}},
+	{0, []string{"multi"}},
+	{0, []string{"pttl", "y"}},
+	{0, []string{"get", "y"}},
+	{0, []string{"exec"}},
+	{1, []string{"set", "y", "1"}},
+	{0, []string{"client", "tracking", "on", "optout"}},
+	{0, []string{"client", "tracking", "off"}},
+	{0, []string{"client", "tracking", "on", "optout", "noloop"}},
+	{0, []string{"get", "z"}},
+	{0, []string{"set", "z", "mine"}},
+	{0, []string{"get", "z"}},
+	{1, []string{"set", "z", "theirs"}},
+	{0, []string{"client", "caching", "no"}},
+	{0, []string{"get", "w"}},
+	{1, []string{"set", "w", "1"}},
+	{0, []string{"client", "tracking", "off"}},
+	{0, []string{"client", "tracking", "on", "redirect", "$ID2"}},
+	{0, []string{"get", "r"}},
+	{1, []string{"set", "r", "1"}},
+	{0, []string{"get", "r"}},
+	{0, []string{"incr", "r"}},
+	{1, []string{"flushdb"}},
+	{0, []string{"client", "tracking", "off"}},
+	{0, []string{"get", "q"}},
+	{1, []string{"set", "q", "1"}},
+}
+
+// TestTrackingDifferential compares the replies and invalidations of
+// trackingScript with valkey-server's.
+func TestTrackingDifferential(t *testing.T) {
+	theirs := testutil.ValkeyServer(t)
+	_, ours := startServer(t, nil)
+	compareScript(t, ours, theirs, [3]string{"3", "3", "2"}, trackingScript)
+}
+
+// TestTrackingExpiry: a key read by a tracking client is invalidated
+// when it expires (the active expiry cycle deletes it).
+func TestTrackingExpiry(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc, w := dialRaw(t, addr), dialRaw(t, addr)
+	rc.do("hello", "3")
+	rc.send(encode("client", "tracking", "on"))
+	rc.expect("+OK\r\n")
+	w.send(encode("set", "e", "v", "px", "50"))
+	w.expect("+OK\r\n")
+	rc.send(encode("get", "e"))
+	rc.expect("$1\r\nv\r\n")
+	// Nothing else happens to e: only its expiry can send this.
+	rc.expect(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n")
+}
+
+// TestTrackingValkeyGo: valkey-go's client with its default options (a
+// client-side cache, CLIENT TRACKING ON OPTIN) caches a GET, and sees
+// another client's SET at the next DoCache: the invalidation arrived and
+// emptied its cache.
+func TestTrackingValkeyGo(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cached, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	other := valkeyGo(t, addr, false)
+	if err := other.Do(ctx, other.B().Set().Key("k").Value("v1").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	get := func() (string, bool) {
+		r := cached.DoCache(ctx, cached.B().Get().Key("k").Cache(), time.Minute)
+		v, err := r.ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, r.IsCacheHit()
+	}
+	if v, hit := get(); v != "v1" || hit {
+		t.Fatalf("first DoCache: %q, hit %v; want v1 from the server", v, hit)
+	}
+	if v, hit := get(); v != "v1" || !hit {
+		t.Fatalf("second DoCache: %q, hit %v; want v1 from the cache", v, hit)
+	}
+	if err := other.Do(ctx, other.B().Set().Key("k").Value("v2").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	// The invalidation is pushed after the SET's reply; DoCache is served
+	// from the cache until it has arrived, then from the server.
+	for {
+		v, hit := get()
+		if !hit {
+			if v != "v2" {
+				t.Fatalf("DoCache after the invalidation: %q, want v2", v)
+			}
+			break
+		}
+		if v != "v1" {
+			t.Fatalf("a cache hit of %q, want v1", v)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no invalidation arrived")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if v, hit := get(); v != "v2" || !hit {
+		t.Fatalf("DoCache after: %q, hit %v; want v2 from the cache", v, hit)
+	}
+}
