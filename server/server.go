@@ -25,10 +25,11 @@
 // buffer. Transactions (MULTI, EXEC, WATCH) and pub/sub (channels,
 // patterns, shard channels; RESP2's subscribed state and RESP3's pushes)
 // are valkey's; a subscriber that leaves more than Options.PubsubLimit
-// unread is closed, and publishers never wait for one. It is rdmapool's
-// benchmark server and its tests' peer, not a database: nothing is
-// persisted, and there is no replication, scripting or client-side
-// caching.
+// unread is closed, and publishers never wait for one. Client-side
+// caching (CLIENT TRACKING, valkey's default mode and OPTIN, OPTOUT,
+// NOLOOP, REDIRECT; not BCAST) sends valkey's invalidations. It is
+// rdmapool's benchmark server and its tests' peer, not a database:
+// nothing is persisted, and there is no replication or scripting.
 //
 // Servers in one process can be the nodes of a Valkey Cluster, each
 // serving some hash slots and redirecting the others (Cluster).
