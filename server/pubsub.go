@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -69,13 +70,17 @@ func (s *subs) subscribed() bool { return s.count()+len(s.shard) > 0 }
 // mailbox is the output of a connection that has subscribed: see the top
 // of the file. Its fields are under mu.
 type mailbox struct {
-	mu        sync.Mutex
-	buf       []byte // output not yet handed to the network
-	writing   int    // bytes serve is writing now (netpoll), counted too
-	proto     int    // the connection's, for the publishers (setProto)
-	kicked    bool   // a kick is on its way: no need for another
-	dead      bool   // closed at the limit: drop whatever comes
-	softSince time.Time
+	mu      sync.Mutex
+	buf     []byte // output not yet handed to the network
+	writing int    // bytes serve is writing now (netpoll), counted too
+	proto   int    // the connection's, for the publishers (setProto)
+	// subscribed: the connection has a subscription, and so is in
+	// valkey's pubsub class, which the limit applies to (a client that
+	// only tracks keys is a normal one, with none).
+	subscribed bool
+	kicked     bool // a kick is on its way: no need for another
+	dead       bool // closed at the limit: drop whatever comes
+	softSince  time.Time
 }
 
 // OutputLimit bounds the output a pub/sub client leaves unread, as valkey's
@@ -217,6 +222,7 @@ func (c *conn) subscribe(k *kindSub, names [][]byte) {
 		}
 		mb.mu.Lock()
 		mb.buf = appendSubReply(mb.buf, c.proto, k.sub, &name, k.count(&c.subs))
+		mb.subscribed = true
 		mb.mu.Unlock()
 		h.mu.Unlock()
 	}
@@ -254,7 +260,17 @@ func (c *conn) unsubscribeOne(h *hub, k *kindSub, name string) {
 		}
 	}
 	h.mu.Unlock()
+	c.syncSubscribed()
 	c.out = appendSubReply(c.out, c.proto, k.unsub, &name, k.count(&c.subs))
+}
+
+// syncSubscribed copies whether c has a subscription to its mailbox.
+func (c *conn) syncSubscribed() {
+	if c.mb != nil {
+		c.mb.mu.Lock()
+		c.mb.subscribed = c.subs.subscribed()
+		c.mb.mu.Unlock()
+	}
 }
 
 // endPubsub drops a closed connection's subscriptions and mailbox.
@@ -283,6 +299,7 @@ func (c *conn) dropSubs() {
 		*k.mine(&c.subs) = nil
 	}
 	h.mu.Unlock()
+	c.syncSubscribed()
 }
 
 // PUBLISH channel message, SPUBLISH shardchannel message
@@ -359,6 +376,9 @@ func (c *conn) afterPost(mb *mailbox) {
 
 // overLimit applies Options.PubsubLimit to what mb holds; mb.mu held.
 func (c *conn) overLimit(mb *mailbox) bool {
+	if !mb.subscribed {
+		return false
+	}
 	lim := c.srv.opts.PubsubLimit
 	n := len(mb.buf) + mb.writing
 	if lim.Hard > 0 && n >= lim.Hard {
@@ -397,11 +417,12 @@ func (c *conn) closeAsync() {
 	go c.nc.Close()
 }
 
-// kicked reports whether err is a kick's timeout (kick), and readies the
-// connection to read again.
+// wasKicked reports whether err is a kick's timeout (kick), and readies
+// the connection to read again. A qp.Conn's deadline error is a net.Error
+// too.
 func (c *conn) wasKicked(err error) bool {
-	ne, ok := err.(net.Error)
-	if c.mb == nil || !ok || !ne.Timeout() {
+	var ne net.Error
+	if c.mb == nil || !errors.As(err, &ne) || !ne.Timeout() {
 		return false
 	}
 	c.mb.mu.Lock()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +152,46 @@ func TestTrackingValkeyGo(t *testing.T) {
 	}
 	if v, hit := get(); v != "v2" || !hit {
 		t.Fatalf("DoCache after: %q, hit %v; want v2 from the cache", v, hit)
+	}
+}
+
+// TestTrackingNotPubsubLimited: a client that tracks keys but subscribes
+// to nothing is a normal client, which PubsubLimit does not bound: an
+// invalidation that comes while a large reply waits unread does not
+// close it.
+func TestTrackingNotPubsubLimited(t *testing.T) {
+	srv, addr := startServer(t, &Options{PubsubLimit: OutputLimit{Hard: 1 << 20, Soft: -1}})
+	rc, w := dialRaw(t, addr), dialRaw(t, addr)
+	rc.do("hello", "3")
+	rc.send(encode("client", "tracking", "on"))
+	rc.expect("+OK\r\n")
+	big := strings.Repeat("b", 8<<20)
+	w.send(encode("set", "big", big))
+	w.expect("+OK\r\n")
+	rc.send(encode("get", "k"))
+	rc.expect("_\r\n")
+	rc.send(encode("get", "big") + encode("get", "big"))
+	// The replies wait unread while the invalidation is posted (before
+	// or after them: the GETs may not have run yet).
+	for range 2 {
+		w.send(encode("set", "k", "v"))
+		w.expect("+OK\r\n")
+	}
+	bigs, pushes := 0, 0
+	for range 3 {
+		switch r := rc.reply(); {
+		case r == ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n":
+			pushes++
+		case len(r) == len(big)+len("$8388608\r\n\r\n"):
+			bigs++
+		default:
+			t.Fatalf("reply of %d bytes", len(r))
+		}
+	}
+	if bigs != 2 || pushes != 1 {
+		t.Errorf("%d GET replies and %d invalidations, want 2 and 1", bigs, pushes)
+	}
+	if n := srv.Stats().OutputLimitClosed; n != 0 {
+		t.Errorf("OutputLimitClosed = %d, want 0", n)
 	}
 }
