@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,5 +195,73 @@ func TestTrackingNotPubsubLimited(t *testing.T) {
 	}
 	if n := srv.Stats().OutputLimitClosed; n != 0 {
 		t.Errorf("OutputLimitClosed = %d, want 0", n)
+	}
+}
+
+// TestTrackingConcurrent: valkey-go clients with their caches read keys
+// while others write them; once the writers stop, each client's DoCache
+// converges to the last value written (no invalidation was lost between
+// a read's record and a write). Run it with -race.
+func TestTrackingConcurrent(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const readers, writers, rounds, nkeys = 4, 2, 300, 8
+	key := func(i int) string { return "ck" + strconv.Itoa(i%nkeys) }
+	var cls []valkey.Client
+	for range readers {
+		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableRetry: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		cls = append(cls, c)
+	}
+	w := valkeyGo(t, addr, false)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if err := w.Do(ctx, w.B().Set().Key(key(r+i)).Value(strconv.Itoa(r)).Build()).Error(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for _, c := range cls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if err := c.DoCache(ctx, c.B().Get().Key(key(r)).Cache(), time.Minute).Error(); err != nil && !valkey.IsValkeyNil(err) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// The final values, written after everything else.
+	for k := range nkeys {
+		if err := w.Do(ctx, w.B().Set().Key(key(k)).Value("final").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cls {
+		for k := range nkeys {
+			for {
+				v, err := c.DoCache(ctx, c.B().Get().Key(key(k)).Cache(), time.Minute).ToString()
+				if err == nil && v == "final" {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("client %d, %s: %q, %v: an invalidation was lost", i, key(k), v, err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 	}
 }
