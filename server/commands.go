@@ -289,6 +289,7 @@ var configParams = []struct{ name, value string }{
 	{"maxmemory-policy", "noeviction"},
 	{"proto-max-bulk-len", ""}, // from Options
 	{"client-query-buffer-limit", ""},
+	{"client-output-buffer-limit", ""}, // pubsub's from Options.PubsubLimit
 	{"requirepass", ""},
 	{"save", ""},
 }
@@ -325,6 +326,9 @@ func (c *conn) configValue(name, value string) string {
 		return strconv.Itoa(c.srv.opts.MaxQueryBuffer)
 	case "databases":
 		return strconv.Itoa(len(c.srv.dbs))
+	case "client-output-buffer-limit":
+		l := c.srv.opts.PubsubLimit
+		return fmt.Sprintf("normal 0 0 0 slave 268435456 67108864 60 pubsub %d %d %d", max(l.Hard, 0), max(l.Soft, 0), l.SoftSeconds)
 	case "requirepass":
 		return c.srv.opts.Password
 	}

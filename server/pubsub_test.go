@@ -95,6 +95,11 @@ func TestPubsubDifferential(t *testing.T) {
 	for _, proto := range []string{"2", "3"} {
 		compareScript(t, ours, theirs, [3]string{proto, proto, proto}, pubsubScript)
 	}
+	// The limit's defaults are valkey's.
+	cfg := []string{"config", "get", "client-output-buffer-limit"}
+	if got, want := dialRaw(t, ours).do(cfg...), dialRaw(t, theirs).do(cfg...); got != want {
+		t.Errorf("%q: %s", cfg, diff(got, want))
+	}
 }
 
 // compareScript runs script on three connections to ours and to theirs,
