@@ -149,6 +149,13 @@ func (c *conn) flushWith(more []byte) error {
 		c.srv.commands.Add(c.commands)
 		c.commands = 0
 	}
+	if c.srv.trk.pendingBcast.Load() {
+		// Broadcasts go after this connection's replies (tracking.go).
+		if c.mb != nil {
+			c.ensureMailbox()
+		}
+		c.srv.trk.broadcast()
+	}
 	if c.mb != nil {
 		return c.flushMailbox()
 	}
@@ -198,6 +205,10 @@ func (c *conn) flushMailbox() error {
 // and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
 	c.commands++
+	if c.trk.on {
+		c.beginTracked() // tracking.go
+		defer c.endTracked()
+	}
 	cmd, msg := c.resolve(args)
 	switch {
 	case msg != "":

@@ -70,10 +70,16 @@ func (s *subs) subscribed() bool { return s.count()+len(s.shard) > 0 }
 // mailbox is the output of a connection that has subscribed: see the top
 // of the file. Its fields are under mu.
 type mailbox struct {
-	mu      sync.Mutex
-	buf     []byte // output not yet handed to the network
-	writing int    // bytes serve is writing now (netpoll), counted too
-	proto   int    // the connection's, for the publishers (setProto)
+	mu  sync.Mutex
+	buf []byte // output not yet handed to the network
+	// inval: invalidations (tracking.go) posted while the connection runs
+	// a command (busy), which it moves to buf after the command's reply
+	// (endTracked): a read's reply must come before the invalidation of
+	// what it read, or the client caches a stale value after it.
+	inval   []byte
+	busy    bool
+	writing int // bytes serve is writing now (netpoll), counted too
+	proto   int // the connection's, for the publishers (setProto)
 	// subscribed: the connection has a subscription, and so is in
 	// valkey's pubsub class, which the limit applies to (a client that
 	// only tracks keys is a normal one, with none).
@@ -280,7 +286,7 @@ func (c *conn) endPubsub() {
 	}
 	c.dropSubs()
 	c.mb.mu.Lock()
-	c.mb.dead, c.mb.buf = true, nil
+	c.mb.dead, c.mb.buf, c.mb.inval = true, nil, nil
 	c.mb.mu.Unlock()
 }
 
@@ -363,7 +369,7 @@ func (c *conn) deliver(k *kindSub, pattern, ch string, msg []byte) {
 // mb.mu held.
 func (c *conn) afterPost(mb *mailbox) {
 	if c.overLimit(mb) {
-		mb.dead, mb.buf = true, nil
+		mb.dead, mb.buf, mb.inval = true, nil, nil
 		c.srv.outputLimitClosed.Add(1)
 		c.closeAsync()
 		return
@@ -380,7 +386,7 @@ func (c *conn) overLimit(mb *mailbox) bool {
 		return false
 	}
 	lim := c.srv.opts.PubsubLimit
-	n := len(mb.buf) + mb.writing
+	n := len(mb.buf) + len(mb.inval) + mb.writing
 	if lim.Hard > 0 && n >= lim.Hard {
 		return true
 	}
@@ -447,6 +453,8 @@ func (c *conn) handOff() []byte {
 	}
 	mb.buf = append(mb.buf, c.out...)
 	c.out = c.out[:0]
+	mb.buf = append(mb.buf, mb.inval...)
+	mb.inval = mb.inval[:0]
 	mb.kicked = false
 	if c.gc != nil && c.gc.OutboundBuffered() > mailboxHold && len(mb.buf) > 0 {
 		c.pause()

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -29,14 +32,21 @@ type tracking struct {
 	table   map[string]map[*conn]struct{}
 	clients map[*conn]struct{}
 	srv     *Server
+	// BCAST: the clients by prefix, and the keys with a prefix changed
+	// since the last broadcast, with the connection that changed each
+	// (nil: expiry), for NOLOOP. pendingBcast: changed is not empty.
+	prefixes     map[string]map[*conn]struct{}
+	changed      map[string]map[string]*conn
+	pendingBcast atomic.Bool
 }
 
 // trackState is a connection's tracking. on, optin, optout, noloop and
 // redirect change under tracking.mu (other connections read them there);
 // caching and pending are the connection's own.
 type trackState struct {
-	on, optin, optout, noloop bool
-	redirect                  int64
+	on, optin, optout, noloop, bcast bool
+	prefixes                         []string // BCAST's ("" for every key)
+	redirect                         int64
 	// caching: CLIENT CACHING YES (OPTIN) or NO (OPTOUT) was given for
 	// the next command.
 	caching    bool
@@ -47,14 +57,15 @@ type trackState struct {
 const invalidateChannel = "__redis__:invalidate"
 
 func newTracking(s *Server) *tracking {
-	return &tracking{table: map[string]map[*conn]struct{}{}, clients: map[*conn]struct{}{}, srv: s}
+	return &tracking{table: map[string]map[*conn]struct{}{}, clients: map[*conn]struct{}{}, srv: s,
+		prefixes: map[string]map[*conn]struct{}{}, changed: map[string]map[string]*conn{}}
 }
 
 // remember records the keys of a read-only command of c, if c tracks
 // them (valkey's trackingRememberKeys).
 func (c *conn) remember(cmd *command, args [][]byte) {
 	tr := &c.trk
-	if !tr.on || tr.optin && !tr.caching || tr.optout && tr.caching {
+	if !tr.on || tr.bcast || tr.optin && !tr.caching || tr.optout && tr.caching {
 		return
 	}
 	c.keyBuf = cmd.keys.appendKeys(c.keyBuf[:0], args)
@@ -80,6 +91,17 @@ func (c *conn) remember(cmd *command, args [][]byte) {
 func (t *tracking) invalidate(key string, cur *conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for p := range t.prefixes {
+		if len(key) >= len(p) && key[:len(p)] == p {
+			ch := t.changed[p]
+			if ch == nil {
+				ch = map[string]*conn{}
+				t.changed[p] = ch
+			}
+			ch[key] = cur
+			t.pendingBcast.Store(true)
+		}
+	}
 	set := t.table[key]
 	if set == nil {
 		return
@@ -94,6 +116,39 @@ func (t *tracking) invalidate(key string, cur *conn) {
 		default:
 			t.send(c, &key)
 		}
+	}
+}
+
+// broadcast sends the BCAST clients the keys changed under their prefixes
+// since the last broadcast, one push per prefix with the keys in order, as
+// valkey's trackingBroadcastInvalidationMessages, which runs before the
+// event loop sleeps. Ours runs when a connection has run the requests it
+// had and writes its replies (flushWith), and after an expiry cycle.
+func (t *tracking) broadcast() {
+	if !t.pendingBcast.Load() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pendingBcast.Store(false)
+	for _, p := range slices.Sorted(maps.Keys(t.changed)) { // valkey's rax order
+		ch := t.changed[p]
+		keys := slices.Sorted(maps.Keys(ch))
+		for c := range t.prefixes[p] {
+			mine := keys
+			if c.trk.noloop {
+				mine = nil
+				for _, k := range keys {
+					if ch[k] != c {
+						mine = append(mine, k)
+					}
+				}
+			}
+			if len(mine) > 0 {
+				t.sendKeys(c, mine)
+			}
+		}
+		delete(t.changed, p)
 	}
 }
 
@@ -118,6 +173,15 @@ func (t *tracking) flushed(cur *conn) {
 // send sends c's invalidation of key (nil: all) to c or its redirection.
 // t.mu held.
 func (t *tracking) send(c *conn, key *string) {
+	if key == nil {
+		t.sendKeys(c, nil)
+	} else {
+		t.sendKeys(c, []string{*key})
+	}
+}
+
+// sendKeys is send of several keys (nil: all).
+func (t *tracking) sendKeys(c *conn, keys []string) {
 	target := c
 	if c.trk.redirect != 0 {
 		target = t.srv.connByID(c.trk.redirect)
@@ -151,13 +215,13 @@ func (t *tracking) send(c *conn, key *string) {
 		h.mu.RUnlock()
 	}
 	target.post(func(b []byte, proto int) []byte {
-		return appendInvalidate(b, proto, nullProto, subscribed, key)
+		return appendInvalidate(b, proto, nullProto, subscribed, keys)
 	})
 }
 
 // appendInvalidate is an invalidation: a push in RESP3, a message on
 // __redis__:invalidate to a RESP2 subscriber of it, else nothing.
-func appendInvalidate(b []byte, proto, nullProto int, subscribed bool, key *string) []byte {
+func appendInvalidate(b []byte, proto, nullProto int, subscribed bool, keys []string) []byte {
 	switch {
 	case proto == 3:
 		b = appendPushLen(b, 3, 2)
@@ -169,14 +233,23 @@ func appendInvalidate(b []byte, proto, nullProto int, subscribed bool, key *stri
 	default:
 		return b
 	}
-	if key == nil {
+	if keys == nil {
 		if nullProto == 3 {
 			return append(b, "_\r\n"...)
 		}
 		return append(b, "$-1\r\n"...)
 	}
-	b = append(b, "*1\r\n"...)
-	return appendBulk(b, *key)
+	b = appendArrayLen(b, len(keys))
+	for _, k := range keys {
+		b = appendBulk(b, k)
+	}
+	return b
+}
+
+func appendArrayLen(b []byte, n int) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
 }
 
 // afterCommand ends a command of a tracking client: its own invalidations
@@ -187,7 +260,11 @@ func (c *conn) afterCommand(cmd *command) {
 	if len(tr.pending) > 0 {
 		for i, key := range tr.pending {
 			if tr.redirect == 0 {
-				c.out = appendInvalidate(c.out, c.proto, c.proto, false, key)
+				var keys []string
+				if key != nil {
+					keys = []string{*key}
+				}
+				c.out = appendInvalidate(c.out, c.proto, c.proto, false, keys)
 			} else {
 				t := c.srv.trk
 				t.mu.Lock()
@@ -234,7 +311,15 @@ func (c *conn) trackingOff() {
 			}
 		}
 	}
+	for _, p := range c.trk.prefixes {
+		delete(t.prefixes[p], c)
+		if len(t.prefixes[p]) == 0 {
+			delete(t.prefixes, p)
+			delete(t.changed, p)
+		}
+	}
 	c.trk.on, c.trk.optin, c.trk.optout, c.trk.noloop, c.trk.redirect = false, false, false, false, 0
+	c.trk.bcast, c.trk.prefixes = false, nil
 	t.mu.Unlock()
 	t.active.Add(-1)
 }
@@ -244,6 +329,7 @@ func (c *conn) trackingOff() {
 func cmdClientTracking(c *conn, args [][]byte) {
 	var redirect int64
 	var optin, optout, noloop, bcast, prefix bool
+	var prefixes []string
 	for i := 3; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
@@ -258,6 +344,7 @@ func cmdClientTracking(c *conn, args [][]byte) {
 		case eqFold(args[i], "prefix") && more >= 1:
 			i++
 			prefix = true
+			prefixes = append(prefixes, string(args[i]))
 		case eqFold(args[i], "bcast"):
 			bcast = true
 		case eqFold(args[i], "optin"):
@@ -287,11 +374,11 @@ func cmdClientTracking(c *conn, args [][]byte) {
 	case optin && optout:
 		c.addError("ERR You can't specify both OPTIN mode and OPTOUT mode")
 		return
-	case bcast && c.trk.on:
+	case c.trk.on && bcast != c.trk.bcast:
 		c.addError("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.")
 		return
-	case bcast:
-		c.addError("ERR BCAST mode is not supported by this server")
+	case bcast && (optin || optout):
+		c.addError("ERR OPTIN and OPTOUT are not compatible with BCAST")
 		return
 	case c.trk.on && (optin && c.trk.optout || optout && c.trk.optin):
 		c.addError("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.")
@@ -300,6 +387,15 @@ func cmdClientTracking(c *conn, args [][]byte) {
 		c.addError("ERR The client ID you want redirect to does not exist")
 		return
 	}
+	if bcast {
+		if msg := prefixOverlap(prefixes, c.trk.prefixes); msg != "" {
+			c.addError(msg)
+			return
+		}
+		if len(prefixes) == 0 && len(c.trk.prefixes) == 0 {
+			prefixes = []string{""}
+		}
+	}
 	c.ensureMailbox() // invalidations come through it
 	t := c.srv.trk
 	t.mu.Lock()
@@ -307,9 +403,42 @@ func cmdClientTracking(c *conn, args [][]byte) {
 		t.active.Add(1)
 		t.clients[c] = struct{}{}
 	}
+	for _, p := range prefixes {
+		if slices.Contains(c.trk.prefixes, p) {
+			continue
+		}
+		c.trk.prefixes = append(c.trk.prefixes, p)
+		if t.prefixes[p] == nil {
+			t.prefixes[p] = map[*conn]struct{}{}
+		}
+		t.prefixes[p][c] = struct{}{}
+	}
+	c.trk.bcast = bcast
 	c.trk.on, c.trk.optin, c.trk.optout, c.trk.noloop, c.trk.redirect = true, optin, optout, noloop, redirect
 	t.mu.Unlock()
 	c.addOK()
+}
+
+// prefixOverlap is valkey's checkPrefixCollisionsOrReply: no prefix may
+// be another's prefix, among those given and those the client has.
+func prefixOverlap(given, have []string) string {
+	overlaps := func(a, b string) bool {
+		n := min(len(a), len(b))
+		return a[:n] == b[:n]
+	}
+	for i, p := range given {
+		for _, q := range have {
+			if p != q && overlaps(p, q) {
+				return "ERR Prefix '" + p + "' overlaps with an existing prefix '" + q + "'. Prefixes for a single client must not overlap."
+			}
+		}
+		for _, q := range given[i+1:] {
+			if overlaps(p, q) {
+				return "ERR Prefix '" + p + "' overlaps with another provided prefix '" + q + "'. Prefixes for a single client must not overlap."
+			}
+		}
+	}
+	return ""
 }
 
 // CLIENT CACHING YES|NO
@@ -341,6 +470,9 @@ func cmdClientTrackingInfo(c *conn, _ [][]byte) {
 		flags = append(flags, "off")
 	} else {
 		flags = append(flags, "on")
+		if tr.bcast {
+			flags = append(flags, "bcast")
+		}
 		if tr.optin {
 			flags = append(flags, "optin")
 			if tr.caching {
@@ -369,7 +501,10 @@ func cmdClientTrackingInfo(c *conn, _ [][]byte) {
 	c.addBulkString("redirect")
 	c.addInt(getRedir(tr))
 	c.addBulkString("prefixes")
-	c.addArray(0)
+	c.addArray(len(tr.prefixes))
+	for _, p := range tr.prefixes {
+		c.addBulkString(p)
+	}
 }
 
 func getRedir(tr *trackState) int64 {
@@ -382,8 +517,32 @@ func getRedir(tr *trackState) int64 {
 // CLIENT GETREDIR
 func cmdClientGetRedir(c *conn, _ [][]byte) { c.addInt(getRedir(&c.trk)) }
 
-// post appends what build makes (for the connection's protocol) to c's
-// mailbox and kicks c, or closes c at the limit, as deliver.
+// beginTracked and endTracked frame a command of a tracking connection:
+// an invalidation posted in between waits in mailbox.inval and follows
+// the command's reply.
+func (c *conn) beginTracked() {
+	c.mb.mu.Lock()
+	c.mb.busy = true
+	c.mb.mu.Unlock()
+}
+
+func (c *conn) endTracked() {
+	mb := c.mb
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	mb.busy = false
+	if mb.dead {
+		return
+	}
+	mb.buf = append(mb.buf, c.out...)
+	c.out = c.out[:0]
+	mb.buf = append(mb.buf, mb.inval...)
+	mb.inval = mb.inval[:0]
+}
+
+// post appends the invalidation build makes (for the connection's
+// protocol) to c's mailbox, after the reply of the command c runs (see
+// mailbox.inval), and kicks c, or closes c at the limit, as deliver.
 func (c *conn) post(build func(b []byte, proto int) []byte) {
 	mb := c.mb
 	if mb == nil {
@@ -392,6 +551,13 @@ func (c *conn) post(build func(b []byte, proto int) []byte) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	if mb.dead {
+		return
+	}
+	if mb.busy {
+		mb.inval = build(mb.inval, mb.proto)
+		if len(mb.inval) > 0 {
+			c.afterPost(mb)
+		}
 		return
 	}
 	n := len(mb.buf)
