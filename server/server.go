@@ -26,8 +26,8 @@
 // patterns, shard channels; RESP2's subscribed state and RESP3's pushes)
 // are valkey's; a subscriber that leaves more than Options.PubsubLimit
 // unread is closed, and publishers never wait for one. Client-side
-// caching (CLIENT TRACKING, valkey's default mode and OPTIN, OPTOUT,
-// NOLOOP, REDIRECT; not BCAST) sends valkey's invalidations. It is
+// caching (CLIENT TRACKING with OPTIN, OPTOUT, NOLOOP, REDIRECT, BCAST
+// and PREFIX) sends valkey's invalidations. It is
 // rdmapool's benchmark server and its tests' peer, not a database:
 // nothing is persisted, and there is no replication or scripting.
 //
