@@ -9,7 +9,7 @@ import (
 )
 
 // Client-side caching: CLIENT TRACKING, CACHING, TRACKINGINFO, GETREDIR,
-// as valkey 8.0's tracking.c, in its default mode (BCAST is refused).
+// as valkey 8.0's tracking.c, in its default mode and BCAST.
 //
 // A tracking client's read-only command records its keys in the server's
 // table (before it runs: a change that comes between the record and the
@@ -19,9 +19,12 @@ import (
 // invalidation: a RESP3 push `>2 invalidate [key]`, or, redirected to a
 // RESP2 client subscribed to __redis__:invalidate, a message on that
 // channel. It goes through the client's mailbox (pubsub.go), as a
-// message does. A client's own change to a key it tracks is told after
+// message does, after the reply of a command the client is running (see
+// mailbox.inval). A client's own change to a key it tracks is told after
 // the command's reply, as valkey's tracking_pending_keys. FLUSHDB and
-// FLUSHALL send every tracking client a nil invalidation.
+// FLUSHALL send every tracking client a nil invalidation. A BCAST client
+// is told of every change under its prefixes, collected and broadcast
+// (broadcast) rather than recorded per read.
 //
 // Lock order: a shard's, tracking.mu, hub.mu, a mailbox's.
 
