@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -185,7 +184,7 @@ func TestGoRedisPassword(t *testing.T) {
 func valkeyGo(t *testing.T, addr string, resp2 bool) valkey.Client {
 	c, err := valkey.NewClient(valkey.ClientOption{
 		InitAddress: []string{addr},
-		// The server does not do client-side caching (CLIENT TRACKING ON).
+		// Client-side caching is TestTrackingValkeyGo's.
 		DisableCache: true,
 		AlwaysRESP2:  resp2,
 		DisableRetry: true,
@@ -263,16 +262,6 @@ func TestValkeyGo(t *testing.T) {
 				t.Errorf("GET big: %d bytes", len(got))
 			}
 		})
-	}
-}
-
-// TestValkeyGoClientCache: valkey-go's default client wants CLIENT
-// TRACKING, which this server refuses; it says so.
-func TestValkeyGoClientCache(t *testing.T) {
-	_, addr := startServer(t, nil)
-	_, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableRetry: true})
-	if err == nil || !errors.Is(err, valkey.ErrNoCache) || !strings.Contains(err.Error(), "client tracking is not supported") {
-		t.Errorf("valkey-go with its cache: %v", err)
 	}
 }
 

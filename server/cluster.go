@@ -43,6 +43,10 @@ type Cluster struct {
 	moving sync.Mutex // one MoveKeys or FinishMigration at a time
 
 	asks, moved atomic.Uint64 // redirections answered, for tests
+
+	// hub: the nodes share their subscriptions, so a PUBLISH on one
+	// reaches the subscribers of all, as valkey's cluster bus carries it.
+	hub *hub
 }
 
 type clusterNode struct {
@@ -57,7 +61,7 @@ type clusterNode struct {
 func (n *clusterNode) addr() string { return net.JoinHostPort(n.host, strconv.Itoa(n.port)) }
 
 // NewCluster returns a Cluster with no node.
-func NewCluster() *Cluster { return &Cluster{} }
+func NewCluster() *Cluster { return &Cluster{hub: newHub()} }
 
 // AddNode adds a node that clients reach at addr (host:port, as CLUSTER
 // SLOTS and MOVED announce it) and that serves the slots of ranges, and
@@ -115,6 +119,7 @@ func (cl *Cluster) NewServer(id string, opts *Options) (*Server, error) {
 	}
 	n.srv = New(opts)
 	n.srv.cluster = n
+	n.srv.hub = cl.hub
 	return n.srv, nil
 }
 

@@ -56,6 +56,10 @@ func leadingOptions(args [][]byte, names ...string) (given [8]bool, n int) {
 // --- connection ---
 
 func cmdPing(c *conn, args [][]byte) {
+	if c.proto == 2 && c.subs.subscribed() && len(args) <= 2 {
+		c.pingSubscribed(args)
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.out = append(c.out, "+PONG\r\n"...)
@@ -71,6 +75,25 @@ func cmdEcho(c *conn, args [][]byte) { c.addBulk(args[1]) }
 func cmdQuit(c *conn, _ [][]byte) {
 	c.addOK()
 	c.quit = true
+}
+
+// RESET: the connection as it was when it opened, as valkey's
+// clearClientConnectionState: no transaction, watch or subscription,
+// database 0, RESP2, no name, and not authenticated if a password is set.
+func cmdReset(c *conn, _ [][]byte) {
+	c.discard()
+	c.tx.multi = false
+	c.dropSubs()
+	c.endTracking()
+	c.db, c.dbIndex = c.srv.ks, 0
+	c.setProto(2)
+	c.name = ""
+	c.asking = false
+	if c.srv.opts.Password != "" {
+		c.authed = false
+		c.rd.setAuthed(false)
+	}
+	c.addSimple("RESET")
 }
 
 // checkPassword reports whether user and pass may log in: the default user,
@@ -155,7 +178,7 @@ func cmdHello(c *conn, args [][]byte) {
 		}
 		c.name = string(name)
 	}
-	c.proto = proto
+	c.setProto(proto)
 	// Clients pick features by server version; this server answers as the
 	// valkey version whose behaviour it follows.
 	c.addMap(7)
@@ -224,21 +247,6 @@ func cmdClientSetInfo(c *conn, args [][]byte) {
 
 func cmdClientInfo(c *conn, _ [][]byte) { c.addVerbatim(c.info() + "\n") }
 
-// CLIENT TRACKING: tracking needs invalidation messages pushed to the
-// client, which this server does not send: only OFF is accepted.
-// (valkey-go with its client-side cache enabled needs ON: use
-// DisableCache.)
-func cmdClientTracking(c *conn, args [][]byte) {
-	switch {
-	case eqFold(args[2], "off"):
-		c.addOK()
-	case eqFold(args[2], "on"):
-		c.addError("ERR client tracking is not supported by this server")
-	default:
-		c.addError(msgSyntax)
-	}
-}
-
 // CLIENT NO-EVICT / NO-TOUCH ON|OFF: accepted, with no effect.
 func cmdClientOnOff(c *conn, args [][]byte) {
 	if eqFold(args[2], "on") || eqFold(args[2], "off") {
@@ -281,6 +289,7 @@ var configParams = []struct{ name, value string }{
 	{"maxmemory-policy", "noeviction"},
 	{"proto-max-bulk-len", ""}, // from Options
 	{"client-query-buffer-limit", ""},
+	{"client-output-buffer-limit", ""}, // pubsub's from Options.PubsubLimit
 	{"requirepass", ""},
 	{"save", ""},
 }
@@ -317,6 +326,9 @@ func (c *conn) configValue(name, value string) string {
 		return strconv.Itoa(c.srv.opts.MaxQueryBuffer)
 	case "databases":
 		return strconv.Itoa(len(c.srv.dbs))
+	case "client-output-buffer-limit":
+		l := c.srv.opts.PubsubLimit
+		return fmt.Sprintf("normal 0 0 0 slave 268435456 67108864 60 pubsub %d %d %d", max(l.Hard, 0), max(l.Soft, 0), l.SoftSeconds)
 	case "requirepass":
 		return c.srv.opts.Password
 	}

@@ -32,8 +32,11 @@ type conn struct {
 	commands uint64 // executed since the last flush, for Stats
 	asking   bool   // ASKING: the next command may use a slot being imported
 	dbIndex  int
-	tx       txState  // MULTI, WATCH (multi.go)
-	keyBuf   [][]byte // scratch for a request's keys
+	tx       txState    // MULTI, WATCH (multi.go)
+	subs     subs       // pub/sub subscriptions (pubsub.go)
+	mb       *mailbox   // set by the first subscription: all output goes through it
+	trk      trackState // CLIENT TRACKING (tracking.go)
+	keyBuf   [][]byte   // scratch for a request's keys
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -94,6 +97,9 @@ func (c *conn) serve() {
 				c.srv.dropped.Add(c.rd.dropped)
 				c.rd.dropped = 0
 			}
+			if err != nil && c.wasKicked(err) {
+				continue // a message to write (pubsub.go)
+			}
 			if err != nil {
 				return
 			}
@@ -143,6 +149,16 @@ func (c *conn) flushWith(more []byte) error {
 		c.srv.commands.Add(c.commands)
 		c.commands = 0
 	}
+	if c.srv.trk.pendingBcast.Load() {
+		// Broadcasts go after this connection's replies (tracking.go).
+		if c.mb != nil {
+			c.ensureMailbox()
+		}
+		c.srv.trk.broadcast()
+	}
+	if c.mb != nil {
+		return c.flushMailbox()
+	}
 	if len(c.out) == 0 && len(more) == 0 {
 		return nil
 	}
@@ -167,17 +183,41 @@ func (c *conn) flushWith(more []byte) error {
 	return err
 }
 
+// flushMailbox is flush for a connection with a mailbox (pubsub.go).
+func (c *conn) flushMailbox() error {
+	b := c.handOff()
+	if len(b) == 0 {
+		return nil
+	}
+	var err error
+	if c.gc != nil {
+		_, err = c.gc.Write(b)
+	} else {
+		_, err = c.nc.Write(b)
+	}
+	c.written()
+	return err
+}
+
 // exec runs one request: it finds the command (and subcommand) in the
 // table, checks its arity, whether the client must authenticate first and
 // whether it may be queued in a transaction, as valkey's processCommand,
 // and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
 	c.commands++
+	if c.trk.on {
+		c.beginTracked() // tracking.go
+		defer c.endTracked()
+	}
 	cmd, msg := c.resolve(args)
 	switch {
 	case msg != "":
 	case !c.authed && cmd.flags&fNoAuth == 0:
 		msg = "NOAUTH Authentication required."
+	case c.proto == 2 && c.subs.subscribed() && !allowedSubscribed(cmd):
+		msg = "ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+	case !c.subs.subscribed() && isUnsubscribe(cmd):
+		msg = "NOSUB '" + cmd.name + "' command executed not in subscribed mode"
 	case c.tx.multi && cmd.flags&fNoMulti != 0:
 		msg = msgNoMulti
 	}
@@ -187,7 +227,13 @@ func (c *conn) exec(args [][]byte) {
 	case c.tx.multi && !runsInMulti(cmd):
 		c.enqueue(cmd, args)
 	default:
+		if c.trk.on && cmd.flags&fReadonly != 0 {
+			c.remember(cmd, args) // tracking.go
+		}
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
+	}
+	if c.trk.on || len(c.trk.pending) > 0 {
+		c.afterCommand(cmd)
 	}
 }
 
@@ -324,7 +370,8 @@ func (c *conn) addBulkString(s string) {
 // b must not change afterwards: it is a stored string (immutable) or the
 // caller's own.
 func (c *conn) bulk(b []byte) {
-	if len(b) < bigBulk || c.tx.running { // EXEC holds shard locks: no write
+	// EXEC holds shard locks: no write. A mailbox's output is copied.
+	if len(b) < bigBulk || c.tx.running || c.mb != nil {
 		c.addBulk(b)
 		return
 	}

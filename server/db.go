@@ -21,6 +21,7 @@ func (s *Server) db(i int) *keyspace {
 	ks := s.dbs[i].Load()
 	if ks == nil {
 		ks = newKeyspace(s.seed)
+		ks.setTracking(s.trk)
 		s.dbs[i].Store(ks)
 	}
 	return ks
@@ -73,6 +74,7 @@ func cmdFlush(c *conn, args [][]byte) {
 			}
 		}
 	}
+	c.srv.trk.flushed(c)
 	c.addOK()
 }
 

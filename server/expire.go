@@ -152,6 +152,7 @@ func (s *Server) expireCycle(next int, budget time.Duration) int {
 			break
 		}
 	}
+	s.trk.broadcast()
 	return next
 }
 

@@ -87,8 +87,13 @@ type shard struct {
 	// watched are the connections that WATCH a key of the shard, by key
 	// (multi.go); nil while none does.
 	watched map[string][]*watcher
-	idx     uint8    // the shard's index in its keyspace
-	_       [39]byte // pad to 128 bytes: shards on separate cache lines
+	// trk is the server's tracking table; cur the connection whose
+	// command holds the lock (lock to unlock), nil for none: a change is
+	// told to its own connection after the reply (tracking.go).
+	trk *tracking
+	cur *conn
+	idx uint8    // the shard's index in its keyspace
+	_   [23]byte // pad to 128 bytes: shards on separate cache lines
 }
 
 // lock, unlock, rlock and runlock take s's lock for a command of c (nil:
@@ -98,12 +103,15 @@ type shard struct {
 func (s *shard) lock(c *conn) {
 	if c != nil && c.tx.running {
 		c.tx.mustHold(s)
+		s.cur = c
 		return
 	}
 	s.mu.Lock()
+	s.cur = c
 }
 
 func (s *shard) unlock(c *conn) {
+	s.cur = nil
 	if c == nil || !c.tx.running {
 		s.mu.Unlock()
 	}
@@ -139,6 +147,13 @@ type keyspace struct {
 	// nextShard is where the expiry cycle resumes; used by its goroutine
 	// alone.
 	nextShard int
+}
+
+// setTracking has ks's shards tell t of their changes (tracking.go).
+func (ks *keyspace) setTracking(t *tracking) {
+	for i := range ks.shards {
+		ks.shards[i].trk = t
+	}
 }
 
 func newKeyspace(seed maphash.Seed) *keyspace {

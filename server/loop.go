@@ -109,6 +109,16 @@ func (e *loopEngine) wake(gc gnet.Conn) {
 	}
 }
 
+// close closes gc from any goroutine, unless the client has stopped (and
+// closed it already): as wake.
+func (e *loopEngine) close(gc gnet.Conn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cli != nil {
+		_ = gc.Close()
+	}
+}
+
 // loopable reports whether nc can go to the event loops: a TCP or Unix
 // socket's descriptor (not an RDMA connection, nor a wrapper).
 func loopable(nc net.Conn) bool {
@@ -309,6 +319,8 @@ func (c *conn) release() {
 // connection has closed.
 func (c *conn) releaseAll() {
 	c.endTx()
+	c.endPubsub()
+	c.endTracking()
 	if c.out != nil {
 		c.srv.dropped.Add(putBuf(c.out))
 		c.out = nil

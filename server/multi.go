@@ -93,10 +93,10 @@ const (
 )
 
 // runsInMulti reports whether cmd runs at once after MULTI rather than
-// being queued (valkey's processCommand: EXEC, DISCARD, QUIT; MULTI and
-// WATCH are no_multi).
+// being queued (valkey's processCommand: EXEC, DISCARD, QUIT, RESET; MULTI
+// and WATCH are no_multi).
 func runsInMulti(cmd *command) bool {
-	return cmd.name == "exec" || cmd.name == "discard" || cmd.name == "quit"
+	return cmd.name == "exec" || cmd.name == "discard" || cmd.name == "quit" || cmd.name == "reset"
 }
 
 // reject replies msg to a request that cannot run (unknown, wrong arity,
@@ -255,6 +255,9 @@ func cmdExec(c *conn, _ [][]byte) {
 	queue := t.queue
 	c.addArray(len(queue))
 	for _, q := range queue {
+		if c.trk.on && q.cmd.flags&fReadonly != 0 {
+			c.remember(q.cmd, q.args)
+		}
 		q.cmd.run(c, q.args)
 	}
 	c.discard()
@@ -415,6 +418,9 @@ func (s *shard) touch(key []byte) {
 	if s.watched != nil {
 		s.touchKey(string(key))
 	}
+	if s.trk != nil && s.trk.active.Load() > 0 {
+		s.trk.invalidate(string(key), s.cur)
+	}
 }
 
 // touchIf is touch when changed.
@@ -425,6 +431,9 @@ func (s *shard) touchIf(changed bool, key []byte) {
 }
 
 func (s *shard) touchKey(key string) {
+	if s.trk != nil && s.trk.active.Load() > 0 {
+		s.trk.invalidate(key, s.cur)
+	}
 	if s.watched == nil {
 		return
 	}

@@ -306,7 +306,13 @@ func TestExecEveryCommand(t *testing.T) {
 	rc := dialRaw(t, addr)
 	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8"}
 	for _, cmd := range commandTable() {
-		if c := commands[cmd.name]; c != nil && c.subs != nil || cmd.name == "quit" || cmd.name == "exec" || cmd.name == "discard" || cmd.flags&fNoMulti != 0 {
+		if c := commands[cmd.name]; c != nil && c.subs != nil || runsInMulti(&cmd) || cmd.flags&fNoMulti != 0 {
+			continue
+		}
+		if strings.HasSuffix(cmd.name, "subscribe") {
+			// A SUBSCRIBE would leave the RESP2 connection able to run
+			// little else, an UNSUBSCRIBE is refused before: both are
+			// in TestPubsubDifferential, inside MULTI too.
 			continue
 		}
 		args := strings.Split(cmd.name, "|")

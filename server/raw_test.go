@@ -102,7 +102,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"hello", "x"}, "-ERR Protocol version is not an integer or out of range\r\n"},
 		{[]string{"hello", "3", "foo"}, "-ERR Syntax error in HELLO option 'foo'\r\n"},
 		{[]string{"auth", "x"}, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
-		{[]string{"client", "tracking", "on", "optin"}, "-ERR client tracking is not supported by this server\r\n"},
+		{[]string{"client", "tracking", "on", "optin", "optout"}, "-ERR You can't specify both OPTIN mode and OPTOUT mode\r\n"},
 		{[]string{"client", "tracking", "off"}, "+OK\r\n"},
 		{[]string{"xadd", "s", "0-0", "f", "v"}, "-ERR The ID specified in XADD must be greater than 0-0\r\n"},
 		{[]string{"xadd", "s", "5-1", "f", "v"}, "$3\r\n5-1\r\n"},

@@ -22,10 +22,14 @@
 // parsed in place, and replies are appended to an output buffer written
 // once no complete request is left in the input: a pipeline of requests
 // costs one write. On the event loops, an idle connection holds neither
-// buffer. Transactions (MULTI, EXEC, WATCH) are valkey's. It is
+// buffer. Transactions (MULTI, EXEC, WATCH) and pub/sub (channels,
+// patterns, shard channels; RESP2's subscribed state and RESP3's pushes)
+// are valkey's; a subscriber that leaves more than Options.PubsubLimit
+// unread is closed, and publishers never wait for one. Client-side
+// caching (CLIENT TRACKING with OPTIN, OPTOUT, NOLOOP, REDIRECT, BCAST
+// and PREFIX) sends valkey's invalidations. It is
 // rdmapool's benchmark server and its tests' peer, not a database:
-// nothing is persisted, and there is no replication, pub/sub, scripting
-// or client-side caching.
+// nothing is persisted, and there is no replication or scripting.
 //
 // Servers in one process can be the nodes of a Valkey Cluster, each
 // serving some hash slots and redirecting the others (Cluster).
@@ -70,6 +74,10 @@ type Options struct {
 	// is MaxDatabases. A database takes memory from its first use on. A
 	// Cluster's node serves database 0 alone, as valkey's do.
 	Databases int
+	// PubsubLimit bounds the output a client that has subscribed leaves
+	// unread (valkey's client-output-buffer-limit pubsub): a client over
+	// it is closed, and publishers never wait for it.
+	PubsubLimit OutputLimit
 }
 
 // MaxDatabases bounds Options.Databases.
@@ -127,6 +135,11 @@ type Server struct {
 	// (active expiry, memory handed back), is closed by Close to end it.
 	stop chan struct{}
 
+	hub *hub      // subscriptions (pubsub.go); a Cluster's nodes share one
+	trk *tracking // client-side caching's table (tracking.go)
+	// outputLimitClosed counts the clients closed at PubsubLimit.
+	outputLimitClosed atomic.Uint64
+
 	nextID   atomic.Int64
 	accepted atomic.Uint64
 	rejected atomic.Uint64
@@ -143,6 +156,9 @@ type Stats struct {
 	// Commands executed since New. A connection adds its count after each
 	// batch of pipelined commands.
 	Commands uint64
+	// OutputLimitClosed: connections closed since New for leaving more
+	// than Options.PubsubLimit of pub/sub output unread.
+	OutputLimitClosed uint64
 }
 
 // New returns a Server with an empty keyspace; opts may be nil.
@@ -165,14 +181,18 @@ func New(opts *Options) *Server {
 		o.Databases = 16
 	}
 	o.Databases = min(o.Databases, MaxDatabases)
+	o.PubsubLimit = o.PubsubLimit.withDefaults()
 	s := &Server{
+		hub:       newHub(),
 		opts:      o,
 		dbs:       make([]atomic.Pointer[keyspace], o.Databases),
 		seed:      maphash.MakeSeed(),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 	}
+	s.trk = newTracking(s)
 	s.ks = newKeyspace(s.seed)
+	s.ks.setTracking(s.trk)
 	s.dbs[0].Store(s.ks)
 	return s
 }
@@ -267,6 +287,8 @@ func (s *Server) start(nc net.Conn) {
 		defer s.wg.Done()
 		c.serve()
 		c.endTx()
+		c.endPubsub()
+		c.endTracking()
 		nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -332,5 +354,6 @@ func (s *Server) Stats() Stats {
 		TotalConnections:    s.accepted.Load(),
 		RejectedConnections: s.rejected.Load(),
 		Commands:            s.commands.Load(),
+		OutputLimitClosed:   s.outputLimitClosed.Load(),
 	}
 }
