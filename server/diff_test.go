@@ -751,7 +751,29 @@ func TestDifferentialKeys(t *testing.T) {
 // counts and removals, and absolute expiry times.
 func (g *cmdGen) more() []string {
 	str := func() string { return g.keyOf("k0", "k1", "k2") }
-	switch g.rng.IntN(24) {
+	switch g.rng.IntN(28) {
+	case 24:
+		return []string{"setbit", str(), g.bitOffset(), g.pick("0", "1", "1", "2", "-1", "x")}
+	case 25:
+		return []string{"getbit", str(), g.bitOffset()}
+	case 26:
+		cmd := []string{"bitcount", str()}
+		if g.rng.IntN(4) > 0 {
+			cmd = append(cmd, g.integer(), g.integer())
+		}
+		if g.rng.IntN(2) == 0 {
+			cmd = append(cmd, g.pick("bit", "byte", "BIT", "bogus"))
+		}
+		return cmd
+	case 27:
+		cmd := []string{"bitpos", str(), g.pick("0", "1", "0", "1", "2", "x")}
+		for range g.rng.IntN(4) {
+			cmd = append(cmd, g.integer())
+		}
+		if len(cmd) > 4 && g.rng.IntN(2) == 0 {
+			cmd = append(cmd, g.pick("bit", "byte", "BIT", "bogus"))
+		}
+		return cmd
 	case 0:
 		return []string{"setex", str(), g.relative(false), g.pick("v", "12", "")}
 	case 1:
@@ -830,4 +852,13 @@ func (g *cmdGen) float() string {
 	return g.pick("0.1", "-0.1", "1e3", "1e400", "1e5000", "-1e400", "1e-20", "inf", "-inf", "nan", "abc", "",
 		" 1", "1 ", "1_0", "5.", ".5", "1e", "-0", "+1.5", "1.7976931348623157e308", "123456789012345678901234567890",
 		"3.0000000000000001", "0.0000001", "-5e-324", "9223372036854775807")
+}
+
+// bitOffset is a bit offset: small ones, and those refused (none that
+// would make a string of hundreds of megabytes).
+func (g *cmdGen) bitOffset() string {
+	if g.rng.IntN(3) > 0 {
+		return strconv.Itoa(g.rng.IntN(40))
+	}
+	return g.pick("0", "7", "8", "100", "-1", "x", "", "4294967296", "9223372036854775807", "1.5")
 }
