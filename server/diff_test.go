@@ -751,7 +751,14 @@ func TestDifferentialKeys(t *testing.T) {
 // counts and removals, and absolute expiry times.
 func (g *cmdGen) more() []string {
 	str := func() string { return g.keyOf("k0", "k1", "k2") }
-	switch g.rng.IntN(28) {
+	switch g.rng.IntN(30) {
+	case 28, 29:
+		// Mostly within a type, so that the keys keep their types.
+		k1, k2 := g.key(), g.key()
+		if g.rng.IntN(3) > 0 {
+			k1, k2 = g.pick("k0", "k1", "k2"), g.pick("k0", "k1", "k2")
+		}
+		return []string{g.pick("rename", "renamenx"), k1, k2}
 	case 24:
 		return []string{"setbit", str(), g.bitOffset(), g.pick("0", "1", "1", "2", "-1", "x")}
 	case 25:

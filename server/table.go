@@ -135,15 +135,18 @@ func names[F ~uint16 | ~uint32](f F, all []string) []string {
 
 // keySpec says which arguments of a command are keys, in valkey's legacy
 // form: from first to last (negative: counted from the end, -1 the last
-// argument), every step-th; and how the command uses them. A command with
-// keys has one such range here (valkey's key specs may list several; no
-// command of this server needs more). The zero value is a row that forgot
-// its keys: a row without any says noKeys.
+// argument), every step-th; and how the command uses them. A command whose
+// keys are used in different ways (RENAME reads and deletes its first,
+// writes its second) chains a spec for each in then, in the order of
+// valkey's key specs; COMMAND INFO's legacy range runs from the first's
+// first key to the last's last. The zero value is a row that forgot its
+// keys: a row without any says noKeys.
 type keySpec struct {
 	first, last, step int
 	flags             keyFlags
 	notes             string
 	none              bool
+	then              *keySpec
 }
 
 var noKeys = keySpec{none: true}
@@ -152,18 +155,35 @@ func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
 }
 
-// appendKeys appends the keys of a request with this key spec to dst:
-// valkey's getKeysFromCommand.
+// and returns k followed by the key spec next.
+func (k keySpec) and(next keySpec) keySpec {
+	k.then = &next
+	return k
+}
+
+// specs returns k and the specs chained to it.
+func (k keySpec) specs() []keySpec {
+	all := []keySpec{k}
+	for n := k.then; n != nil; n = n.then {
+		all = append(all, *n)
+	}
+	return all
+}
+
+// appendKeys appends the keys of a request with this key spec (and those
+// chained to it) to dst: valkey's getKeysFromCommand.
 func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
-	if k.none || k.first >= len(args) {
-		return dst
-	}
-	last := k.last
-	if last < 0 {
-		last += len(args)
-	}
-	for i := k.first; i <= last && i < len(args); i += k.step {
-		dst = append(dst, args[i])
+	for sp := &k; sp != nil; sp = sp.then {
+		if sp.none || sp.first >= len(args) {
+			continue
+		}
+		last := sp.last
+		if last < 0 {
+			last += len(args)
+		}
+		for i := sp.first; i <= last && i < len(args); i += sp.step {
+			dst = append(dst, args[i])
+		}
 	}
 	return dst
 }
@@ -302,6 +322,10 @@ func commandTable() []command {
 			doc: doc{"generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp."}, run: cmdExpireTime},
 		{name: "pexpiretime", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp."}, run: cmdExpireTime},
+		{name: "rename", arity: 3, flags: fWrite, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kOW|kUpdate)),
+			doc: doc{"generic", "1.0.0", "Renames a key and overwrites the destination."}, run: cmdRename},
+		{name: "renamenx", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kOW|kInsert)),
+			doc: doc{"generic", "1.0.0", "Renames a key only when the target key name doesn't exist."}, run: cmdRename},
 		{name: "get", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"string", "1.0.0", "Returns the string value of a key."}, run: cmdGet},
 		{name: "getex", arity: -2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate, "RW and UPDATE because it changes the TTL"),
