@@ -751,7 +751,20 @@ func TestDifferentialKeys(t *testing.T) {
 // counts and removals, and absolute expiry times.
 func (g *cmdGen) more() []string {
 	str := func() string { return g.keyOf("k0", "k1", "k2") }
-	switch g.rng.IntN(30) {
+	switch g.rng.IntN(32) {
+	case 30, 31:
+		cmd := []string{"copy", g.key(), g.key()}
+		for range g.rng.IntN(3) {
+			switch g.rng.IntN(3) {
+			case 0:
+				cmd = append(cmd, g.pick("replace", "REPLACE"))
+			case 1:
+				cmd = append(cmd, "db", g.pick("0", "1", "2", "16", "-1", "x", "4294967296"))
+			default:
+				cmd = append(cmd, g.pick("db", "bogus"))
+			}
+		}
+		return cmd
 	case 28, 29:
 		// Mostly within a type, so that the keys keep their types.
 		k1, k2 := g.key(), g.key()

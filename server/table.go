@@ -25,8 +25,11 @@ type command struct {
 	acl   aclCats
 	keys  keySpec
 	// dbArgs is the first and last argument that is a database index
-	// (SELECT, MOVE, SWAPDB): a transaction makes those databases when
-	// it queues the command, so that EXEC finds them all there (multi.go).
+	// (SELECT, MOVE, SWAPDB; a last below 0 counts from the end, and
+	// arguments there that are no index are passed over: COPY's DB may
+	// come anywhere after its keys): a transaction makes those databases
+	// when it queues the command, so that EXEC finds them all there
+	// (multi.go).
 	dbArgs [2]int8
 	tips   string // valkey's command tips, space-separated
 	doc    doc
@@ -326,6 +329,8 @@ func commandTable() []command {
 			doc: doc{"generic", "1.0.0", "Renames a key and overwrites the destination."}, run: cmdRename},
 		{name: "renamenx", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kOW|kInsert)),
 			doc: doc{"generic", "1.0.0", "Renames a key only when the target key name doesn't exist."}, run: cmdRename},
+		{name: "copy", arity: -3, flags: fWrite | fDenyOOM, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess).and(keyRange(2, 2, 1, kOW|kUpdate)), dbArgs: [2]int8{4, -1},
+			doc: doc{"generic", "6.2.0", "Copies the value of a key to a new key."}, run: cmdCopy},
 		{name: "get", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"string", "1.0.0", "Returns the string value of a key."}, run: cmdGet},
 		{name: "getex", arity: -2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate, "RW and UPDATE because it changes the TTL"),
