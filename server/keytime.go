@@ -1,11 +1,12 @@
 package server
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 )
 
-// TOUCH, the absolute expiry times and the server's clock.
+// TOUCH, the absolute expiry times, RANDOMKEY and the server's clock.
 
 // TOUCH key [key ...]: how many of the keys exist. Valkey updates their
 // access time, which this server does not keep.
@@ -42,4 +43,24 @@ func cmdTime(c *conn, _ [][]byte) {
 	c.addArray(2)
 	c.addBulk(strconv.AppendInt(b[:0], now/1e6, 10))
 	c.addBulk(strconv.AppendInt(b[:0], now%1e6, 10))
+}
+
+// RANDOMKEY: a key of the database picked at random, nil when it has
+// none. Expired keys are passed over, not picked.
+func cmdRandomKey(c *conn, _ [][]byte) {
+	start := rand.IntN(numShards)
+	for i := range numShards {
+		s := &c.db.shards[(start+i)%numShards]
+		s.rlock(c)
+		now := nowMS()
+		for k, e := range s.m { // Go's map order starts at a random place
+			if !e.expired(now) {
+				s.runlock(c)
+				c.addBulkString(k)
+				return
+			}
+		}
+		s.runlock(c)
+	}
+	c.addNull()
 }

@@ -331,6 +331,8 @@ func commandTable() []command {
 			doc: doc{"generic", "1.0.0", "Renames a key only when the target key name doesn't exist."}, run: cmdRename},
 		{name: "copy", arity: -3, flags: fWrite | fDenyOOM, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess).and(keyRange(2, 2, 1, kOW|kUpdate)), dbArgs: [2]int8{4, -1},
 			doc: doc{"generic", "6.2.0", "Copies the value of a key to a new key."}, run: cmdCopy},
+		{name: "randomkey", arity: 1, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: noKeys, tips: "request_policy:all_shards response_policy:special nondeterministic_output",
+			doc: doc{"generic", "1.0.0", "Returns a random key name from the database."}, run: cmdRandomKey},
 		{name: "get", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"string", "1.0.0", "Returns the string value of a key."}, run: cmdGet},
 		{name: "getex", arity: -2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate, "RW and UPDATE because it changes the TTL"),
