@@ -753,7 +753,12 @@ func TestDifferentialKeys(t *testing.T) {
 // counts and removals, and absolute expiry times.
 func (g *cmdGen) more() []string {
 	str := func() string { return g.keyOf("k0", "k1", "k2") }
-	switch g.rng.IntN(32) {
+	switch g.rng.IntN(34) {
+	case 32, 33:
+		// Into z1 or a new key, read back by the ZRANGEs that follow.
+		cmd := g.zrange(g.keyOf("z0", bigSet))
+		cmd = slices.DeleteFunc(cmd, func(a string) bool { return g.rng.IntN(2) == 0 && strings.EqualFold(a, "withscores") })
+		return append([]string{"zrangestore", g.pick("z1", "z1", "zs", "k0", "z0")}, cmd[1:]...)
 	case 30, 31:
 		cmd := []string{"copy", g.key(), g.key()}
 		for range g.rng.IntN(3) {

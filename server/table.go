@@ -445,6 +445,8 @@ func commandTable() []command {
 			doc: doc{"sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range."}, run: zrangeAlias("bylex")},
 		{name: "zrevrangebylex", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order."}, run: zrangeAlias("bylex", "rev")},
+		{name: "zrangestore", arity: -5, flags: fWrite | fDenyOOM, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, 2, 1, kRO|kAccess)),
+			doc: doc{"sorted-set", "6.2.0", "Stores a range of members from sorted set in a key."}, run: cmdZRangeStore},
 		{name: "zincrby", arity: 4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
 			doc: doc{"sorted-set", "1.2.0", "Increments the score of a member in a sorted set."}, run: cmdZIncrBy},
 		{name: "zcount", arity: 4, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),

@@ -136,3 +136,46 @@ func cmdZRemRange(c *conn, args [][]byte) {
 	}
 	c.addInt(int64(n))
 }
+
+// ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset
+// count]: ZRANGE's members stored as the sorted set dst, replacing what
+// it held; an empty range deletes dst. It replies with their number.
+func cmdZRangeStore(c *conn, args [][]byte) {
+	q, ok := parseZRange(c, args[3:], true)
+	if !ok {
+		return
+	}
+	dst, key := args[1], args[2]
+	to, src, unlock := lockPair(c, dst, key)
+	defer unlock()
+	e := src.getForWrite(key)
+	if e != nil && e.kind != kindZSet {
+		c.addError(msgWrongType)
+		return
+	}
+	var out *zset
+	if e != nil {
+		z := e.obj.(*zset)
+		from, end := q.ranks(z)
+		if from < end {
+			out = newZSet()
+			for x, n := z.at(from), end-from; n > 0; x, n = x.next[0].to, n-1 {
+				out.adding(x.member) // a skip list past valkey's listpack limits
+				out.set(x.member, x.score)
+			}
+		}
+	}
+	old := to.getForWrite(dst)
+	switch {
+	case out == nil:
+		if old != nil {
+			to.drop(dst, old)
+		}
+		c.addInt(0)
+		return
+	case old != nil:
+		to.drop(dst, old)
+	}
+	to.add(dst, &entry{kind: kindZSet, obj: out})
+	c.addInt(int64(out.len()))
+}
