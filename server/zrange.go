@@ -1,5 +1,7 @@
 package server
 
+import "slices"
+
 // The sorted set commands beyond ZADD, ZSCORE, ZCARD, ZREM, ZPOPMIN and
 // ZRANGE, as valkey 8.0's t_zset.c.
 
@@ -159,9 +161,27 @@ func cmdZRangeStore(c *conn, args [][]byte) {
 		from, end := q.ranks(z)
 		if from < end {
 			out = newZSet()
-			for x, n := z.at(from), end-from; n > 0; x, n = x.next[0].to, n-1 {
+			if q.by == byRank {
+				// valkey makes the set for the number of members a range of
+				// ranks has: a skip list from the start past 128.
+				out.willAdd(end-from, 0)
+			}
+			// Added in the order of the reply, as valkey does: which
+			// members come before the set turns into a skip list matters.
+			nodes := make([]*znode, 0, end-from)
+			for x := z.at(from); len(nodes) < end-from; x = x.next[0].to {
+				nodes = append(nodes, x)
+			}
+			if q.rev {
+				slices.Reverse(nodes)
+			}
+			for _, x := range nodes {
 				out.adding(x.member) // a skip list past valkey's listpack limits
-				out.set(x.member, x.score)
+				sc := x.score
+				if !out.skiplist {
+					sc += 0 // a listpack stores -0 as 0, as in ZADD
+				}
+				out.set(x.member, sc)
 			}
 		}
 	}
