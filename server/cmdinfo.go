@@ -61,12 +61,13 @@ func cmdCommandInfo(c *conn, args [][]byte) {
 // subcommands.
 func (c *conn) addCommandInfo(cmd *command) {
 	k := cmd.keys
+	specs := k.specs()
 	c.addArray(10)
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
 	c.addInt(int64(k.first))
-	c.addInt(int64(k.last))
+	c.addInt(int64(specs[len(specs)-1].last))
 	c.addInt(int64(k.step))
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
@@ -77,8 +78,10 @@ func (c *conn) addCommandInfo(cmd *command) {
 	if k.none {
 		c.addSet(0)
 	} else {
-		c.addSet(1)
-		c.addKeySpec(k)
+		c.addSet(len(specs))
+		for _, sp := range specs {
+			c.addKeySpec(sp)
+		}
 	}
 	if cmd.subs == nil {
 		c.addSet(0)
@@ -249,12 +252,21 @@ func cmdCommandGetKeys(c *conn, args [][]byte) {
 		c.addError("ERR Invalid arguments specified for command")
 		return
 	}
+	// Each key's flags are its spec's: the specs in turn, as many keys as
+	// each finds.
+	var flags []keyFlags
+	for _, sp := range cmd.keys.specs() {
+		sp.then = nil
+		for range sp.appendKeys(nil, req) {
+			flags = append(flags, sp.flags)
+		}
+	}
 	c.addArray(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
 		if withFlags {
 			c.addArray(2)
 			c.addBulk(k)
-			c.addSimpleSet(names(cmd.keys.flags, keyFlagNames), "")
+			c.addSimpleSet(names(flags[i], keyFlagNames), "")
 		} else {
 			c.addBulk(k)
 		}

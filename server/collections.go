@@ -645,73 +645,9 @@ func cmdZPopMin(c *conn, args [][]byte) {
 // [WITHSCORES], as valkey's zrangeGenericCommand: the options, then the
 // range, then the key.
 func cmdZRange(c *conn, args [][]byte) {
-	const (
-		byRank = iota
-		byScore
-		byLex
-	)
-	by, rev, withScores := byRank, false, false
-	offset, limit := int64(0), int64(-1)
-	for j := 4; j < len(args); j++ {
-		switch a := args[j]; {
-		case eqFold(a, "withscores"):
-			withScores = true
-		case eqFold(a, "limit") && len(args)-j-1 >= 2:
-			var ok1, ok2 bool
-			offset, ok1 = parseInt(args[j+1])
-			limit, ok2 = parseInt(args[j+2])
-			if !ok1 || !ok2 {
-				c.addError(msgNotInteger)
-				return
-			}
-			j += 2
-		case !rev && eqFold(a, "rev"):
-			rev = true
-		case by == byRank && eqFold(a, "bylex"):
-			by = byLex
-		case by == byRank && eqFold(a, "byscore"):
-			by = byScore
-		default:
-			c.addError(msgSyntax)
-			return
-		}
-	}
-	if limit != -1 && by == byRank {
-		c.addError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+	q, ok := parseZRange(c, args[2:], false)
+	if !ok {
 		return
-	}
-	if withScores && by == byLex {
-		c.addError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
-		return
-	}
-	lo, hi := args[2], args[3]
-	if rev && by != byRank {
-		lo, hi = hi, lo // given as max, min
-	}
-	var start, stop int64
-	var scores scoreRange
-	var lex lexRange
-	switch by {
-	case byRank:
-		var ok1, ok2 bool
-		start, ok1 = parseInt(lo)
-		stop, ok2 = parseInt(hi)
-		if !ok1 || !ok2 {
-			c.addError(msgNotInteger)
-			return
-		}
-	case byScore:
-		var ok bool
-		if scores, ok = parseScoreRange(lo, hi); !ok {
-			c.addError("ERR min or max is not a float")
-			return
-		}
-	case byLex:
-		var ok bool
-		if lex, ok = parseLexRange(lo, hi); !ok {
-			c.addError("ERR min or max not valid string range item")
-			return
-		}
 	}
 	s := c.db.shard(args[1])
 	s.rlock(c)
@@ -726,26 +662,113 @@ func cmdZRange(c *conn, args [][]byte) {
 		return
 	}
 	z := e.obj.(*zset)
-	// The members in range have the ranks [from, to).
-	var from, to int
-	switch by {
+	from, to := q.ranks(z)
+	c.addZRange(z, from, to, q.rev, q.withScores)
+}
+
+// The kinds of range of ZRANGE.
+const (
+	byRank = iota
+	byScore
+	byLex
+)
+
+// zrangeQuery is a parsed ZRANGE (or ZRANGESTORE) range and its options.
+type zrangeQuery struct {
+	by              int
+	rev, withScores bool
+	offset, limit   int64
+	start, stop     int64
+	scores          scoreRange
+	lex             lexRange
+}
+
+// parseZRange parses args, ZRANGE's from its start on (ZRANGESTORE's from
+// its min: store refuses WITHSCORES), as valkey's zrangeGenericCommand:
+// the options first, then the range. It replies with the error and
+// returns false.
+func parseZRange(c *conn, args [][]byte, store bool) (q zrangeQuery, ok bool) {
+	q.limit = -1
+	for j := 2; j < len(args); j++ {
+		switch a := args[j]; {
+		case !store && eqFold(a, "withscores"):
+			q.withScores = true
+		case eqFold(a, "limit") && len(args)-j-1 >= 2:
+			var ok1, ok2 bool
+			q.offset, ok1 = parseInt(args[j+1])
+			q.limit, ok2 = parseInt(args[j+2])
+			if !ok1 || !ok2 {
+				c.addError(msgNotInteger)
+				return q, false
+			}
+			j += 2
+		case !q.rev && eqFold(a, "rev"):
+			q.rev = true
+		case q.by == byRank && eqFold(a, "bylex"):
+			q.by = byLex
+		case q.by == byRank && eqFold(a, "byscore"):
+			q.by = byScore
+		default:
+			c.addError(msgSyntax)
+			return q, false
+		}
+	}
+	if q.limit != -1 && q.by == byRank {
+		c.addError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return q, false
+	}
+	if q.withScores && q.by == byLex {
+		c.addError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return q, false
+	}
+	lo, hi := args[0], args[1]
+	if q.rev && q.by != byRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	switch q.by {
+	case byRank:
+		var ok1, ok2 bool
+		q.start, ok1 = parseInt(lo)
+		q.stop, ok2 = parseInt(hi)
+		if !ok1 || !ok2 {
+			c.addError(msgNotInteger)
+			return q, false
+		}
+	case byScore:
+		if q.scores, ok = parseScoreRange(lo, hi); !ok {
+			c.addError("ERR min or max is not a float")
+			return q, false
+		}
+	case byLex:
+		if q.lex, ok = parseLexRange(lo, hi); !ok {
+			c.addError("ERR min or max not valid string range item")
+			return q, false
+		}
+	}
+	return q, true
+}
+
+// ranks returns the ranks [from, to) of z's members in q's range (to may
+// be below from: none).
+func (q zrangeQuery) ranks(z *zset) (from, to int) {
+	switch q.by {
 	case byRank: // REV counts from the end
-		f, t, empty := rangeIndexes(start, stop, z.len())
+		f, t, empty := rangeIndexes(q.start, q.stop, z.len())
 		if !empty {
 			from, to = f, t+1
-			if rev {
+			if q.rev {
 				from, to = z.len()-1-t, z.len()-f
 			}
 		}
 	case byScore:
-		from, to = z.sl.count(scores.below), z.sl.count(scores.upTo)
+		from, to = z.sl.count(q.scores.below), z.sl.count(q.scores.upTo)
 	case byLex:
-		from, to = z.sl.count(lex.below), z.sl.count(lex.upTo)
+		from, to = z.sl.count(q.lex.below), z.sl.count(q.lex.upTo)
 	}
-	if by != byRank {
-		from, to = window(from, to, offset, limit, rev, z)
+	if q.by != byRank {
+		from, to = window(from, to, q.offset, q.limit, q.rev, z)
 	}
-	c.addZRange(z, from, max(from, to), rev, withScores)
+	return from, max(from, to)
 }
 
 // window narrows the ranks [from, to) of a range to LIMIT offset count, as

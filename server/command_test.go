@@ -163,6 +163,8 @@ func TestCommandSubcommands(t *testing.T) {
 		{"command", "getkeys", "ping"}, {"command", "getkeys", "get"}, {"command", "getkeys", "nosuch", "x"},
 		{"command", "getkeys", "client", "setname", "x"}, {"command", "getkeys", "watch", "a", "b"},
 		{"command", "getkeysandflags", "mset", "a", "1"}, {"command", "getkeysandflags", "lpop", "l", "2"},
+		{"command", "getkeysandflags", "rename", "a", "b"}, {"command", "getkeysandflags", "renamenx", "a", "b"},
+		{"command", "getkeys", "rename", "a", "b"},
 		{"command", "getkeys"}, {"command", "nosuch"}, {"command", "count", "x"},
 		{"command", "docs", "nosuch"}, {"command", "help"},
 	} {

@@ -129,7 +129,11 @@ func (c *conn) enqueue(cmd *command, args [][]byte) {
 		}
 	} else if cmd.dbArgs[0] != 0 {
 		// EXEC cannot make a database (see dbMu): make those named now.
-		for i := int(cmd.dbArgs[0]); i <= int(cmd.dbArgs[1]) && i < len(args); i++ {
+		last := int(cmd.dbArgs[1])
+		if last < 0 { // counted from the end, as key positions (COPY's DB comes anywhere)
+			last += len(args)
+		}
+		for i := int(cmd.dbArgs[0]); i <= last && i < len(args); i++ {
 			if n, ok := parseInt(args[i]); ok && n >= 0 && n < int64(len(c.srv.dbs)) {
 				c.srv.db(int(n))
 			}

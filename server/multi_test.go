@@ -324,6 +324,8 @@ func TestExecEveryCommand(t *testing.T) {
 			args[len(args)-1] = "3"
 		case "swapdb":
 			args[1], args[2] = "0", "4"
+		case "copy": // to a database not made yet, named late
+			args = append(args, "replace", "replace", "db", "5")
 		}
 		rc.do("watch", keys[len(args)%len(keys)])
 		rc.do("multi")
@@ -338,6 +340,9 @@ func TestExecEveryCommand(t *testing.T) {
 	}
 	if ks := srv.dbs[3].Load(); ks == nil {
 		t.Error("SELECT 3 queued did not make database 3")
+	}
+	if ks := srv.dbs[5].Load(); ks == nil {
+		t.Error("COPY ... DB 5 queued did not make database 5")
 	}
 }
 

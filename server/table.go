@@ -25,8 +25,11 @@ type command struct {
 	acl   aclCats
 	keys  keySpec
 	// dbArgs is the first and last argument that is a database index
-	// (SELECT, MOVE, SWAPDB): a transaction makes those databases when
-	// it queues the command, so that EXEC finds them all there (multi.go).
+	// (SELECT, MOVE, SWAPDB; a last below 0 counts from the end, and
+	// arguments there that are no index are passed over: COPY's DB may
+	// come anywhere after its keys): a transaction makes those databases
+	// when it queues the command, so that EXEC finds them all there
+	// (multi.go).
 	dbArgs [2]int8
 	tips   string // valkey's command tips, space-separated
 	doc    doc
@@ -135,15 +138,18 @@ func names[F ~uint16 | ~uint32](f F, all []string) []string {
 
 // keySpec says which arguments of a command are keys, in valkey's legacy
 // form: from first to last (negative: counted from the end, -1 the last
-// argument), every step-th; and how the command uses them. A command with
-// keys has one such range here (valkey's key specs may list several; no
-// command of this server needs more). The zero value is a row that forgot
-// its keys: a row without any says noKeys.
+// argument), every step-th; and how the command uses them. A command whose
+// keys are used in different ways (RENAME reads and deletes its first,
+// writes its second) chains a spec for each in then, in the order of
+// valkey's key specs; COMMAND INFO's legacy range runs from the first's
+// first key to the last's last. The zero value is a row that forgot its
+// keys: a row without any says noKeys.
 type keySpec struct {
 	first, last, step int
 	flags             keyFlags
 	notes             string
 	none              bool
+	then              *keySpec
 }
 
 var noKeys = keySpec{none: true}
@@ -152,18 +158,35 @@ func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
 }
 
-// appendKeys appends the keys of a request with this key spec to dst:
-// valkey's getKeysFromCommand.
+// and returns k followed by the key spec next.
+func (k keySpec) and(next keySpec) keySpec {
+	k.then = &next
+	return k
+}
+
+// specs returns k and the specs chained to it.
+func (k keySpec) specs() []keySpec {
+	all := []keySpec{k}
+	for n := k.then; n != nil; n = n.then {
+		all = append(all, *n)
+	}
+	return all
+}
+
+// appendKeys appends the keys of a request with this key spec (and those
+// chained to it) to dst: valkey's getKeysFromCommand.
 func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
-	if k.none || k.first >= len(args) {
-		return dst
-	}
-	last := k.last
-	if last < 0 {
-		last += len(args)
-	}
-	for i := k.first; i <= last && i < len(args); i += k.step {
-		dst = append(dst, args[i])
+	for sp := &k; sp != nil; sp = sp.then {
+		if sp.none || sp.first >= len(args) {
+			continue
+		}
+		last := sp.last
+		if last < 0 {
+			last += len(args)
+		}
+		for i := sp.first; i <= last && i < len(args); i += sp.step {
+			dst = append(dst, args[i])
+		}
 	}
 	return dst
 }
@@ -224,6 +247,8 @@ func commandTable() []command {
 			doc: doc{"server", "1.0.0", "Remove all keys from the current database."}, run: cmdFlush},
 		{name: "dbsize", arity: 1, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: noKeys, tips: "request_policy:all_shards response_policy:agg_sum",
 			doc: doc{"server", "1.0.0", "Returns the number of keys in the database."}, run: cmdDBSize},
+		{name: "time", arity: 1, flags: fLoading | fStale | fFast, acl: cFast, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"server", "2.6.0", "Returns the server time."}, run: cmdTime},
 		{name: "swapdb", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast | cDangerous, keys: noKeys, dbArgs: [2]int8{1, 2},
 			doc: doc{"server", "4.0.0", "Swaps two databases."}, run: cmdSwapDB},
 		{name: "config", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
@@ -300,6 +325,20 @@ func commandTable() []command {
 			doc: doc{"generic", "2.6.0", "Returns the expiration time in milliseconds of a key."}, run: cmdTTL},
 		{name: "persist", arity: 2, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
 			doc: doc{"generic", "2.2.0", "Removes the expiration time of a key."}, run: cmdPersist},
+		{name: "touch", arity: -2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, -1, 1, kRO), tips: "request_policy:multi_shard response_policy:agg_sum",
+			doc: doc{"generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed."}, run: cmdTouch},
+		{name: "expiretime", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp."}, run: cmdExpireTime},
+		{name: "pexpiretime", arity: 2, flags: fReadonly | fFast, acl: cKeyspace | cRead | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp."}, run: cmdExpireTime},
+		{name: "rename", arity: 3, flags: fWrite, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kOW|kUpdate)),
+			doc: doc{"generic", "1.0.0", "Renames a key and overwrites the destination."}, run: cmdRename},
+		{name: "renamenx", arity: 3, flags: fWrite | fFast, acl: cKeyspace | cWrite | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kOW|kInsert)),
+			doc: doc{"generic", "1.0.0", "Renames a key only when the target key name doesn't exist."}, run: cmdRename},
+		{name: "copy", arity: -3, flags: fWrite | fDenyOOM, acl: cKeyspace | cWrite | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess).and(keyRange(2, 2, 1, kOW|kUpdate)), dbArgs: [2]int8{4, -1},
+			doc: doc{"generic", "6.2.0", "Copies the value of a key to a new key."}, run: cmdCopy},
+		{name: "randomkey", arity: 1, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: noKeys, tips: "request_policy:all_shards response_policy:special nondeterministic_output",
+			doc: doc{"generic", "1.0.0", "Returns a random key name from the database."}, run: cmdRandomKey},
 		{name: "get", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"string", "1.0.0", "Returns the string value of a key."}, run: cmdGet},
 		{name: "getex", arity: -2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate, "RW and UPDATE because it changes the TTL"),
@@ -322,6 +361,30 @@ func commandTable() []command {
 			doc: doc{"string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist."}, run: cmdAppend},
 		{name: "strlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cString | cFast, keys: keyRange(1, 1, 1, kRO),
 			doc: doc{"string", "2.2.0", "Returns the length of a string value."}, run: cmdStrlen},
+		{name: "setex", arity: 4, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate),
+			doc: doc{"string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."}, run: cmdSetEx},
+		{name: "psetex", arity: 4, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate),
+			doc: doc{"string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."}, run: cmdSetEx},
+		{name: "setnx", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kOW|kInsert),
+			doc: doc{"string", "1.0.0", "Set the string value of a key only when the key doesn't exist."}, run: cmdSetNX},
+		{name: "getrange", arity: 4, flags: fReadonly, acl: cRead | cString | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"string", "2.4.0", "Returns a substring of the string stored at a key."}, run: cmdGetRange},
+		{name: "substr", arity: 4, flags: fReadonly, acl: cRead | cString | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"string", "1.0.0", "Returns a substring from a string value."}, run: cmdGetRange},
+		{name: "setrange", arity: 4, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."}, run: cmdSetRange},
+		{name: "getdel", arity: 2, flags: fWrite | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"string", "6.2.0", "Returns the string value of a key after deleting the key."}, run: cmdGetDel},
+		{name: "incrbyfloat", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."}, run: cmdIncrByFloat},
+		{name: "setbit", arity: 4, flags: fWrite | fDenyOOM, acl: cWrite | cBitmap | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"bitmap", "2.2.0", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."}, run: cmdSetBit},
+		{name: "getbit", arity: 3, flags: fReadonly | fFast, acl: cRead | cBitmap | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"bitmap", "2.2.0", "Returns a bit value by offset."}, run: cmdGetBit},
+		{name: "bitcount", arity: -2, flags: fReadonly, acl: cRead | cBitmap | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"bitmap", "2.6.0", "Counts the number of set bits (population counting) in a string."}, run: cmdBitCount},
+		{name: "bitpos", arity: -3, flags: fReadonly, acl: cRead | cBitmap | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"bitmap", "2.8.7", "Finds the first set (1) or clear (0) bit in a string."}, run: cmdBitPos},
 		{name: "lpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
 			doc: doc{"list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist."}, run: cmdPush},
 		{name: "rpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
@@ -344,6 +407,16 @@ func commandTable() []command {
 			doc: doc{"hash", "2.0.0", "Returns the number of fields in a hash."}, run: cardinality(kindHash, func(o any) int { return len(o.(hashValue)) })},
 		{name: "hgetall", arity: 2, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
 			doc: doc{"hash", "2.0.0", "Returns all fields and values in a hash."}, run: cmdHGetAll},
+		{name: "hmget", arity: -3, flags: fReadonly | fFast, acl: cRead | cHash | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"hash", "2.0.0", "Returns the values of all fields in a hash."}, run: cmdHMGet},
+		{name: "hsetnx", arity: 4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist."}, run: cmdHSetNX},
+		{name: "hstrlen", arity: 3, flags: fReadonly | fFast, acl: cRead | cHash | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"hash", "3.2.0", "Returns the length of the value of a field."}, run: cmdHStrlen},
+		{name: "hincrby", arity: 4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."}, run: cmdHIncrBy},
+		{name: "hincrbyfloat", arity: 4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."}, run: cmdHIncrByFloat},
 		{name: "sadd", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
 			doc: doc{"set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist."}, run: cmdSAdd},
 		{name: "srem", arity: -3, flags: fWrite | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kDelete),
@@ -368,6 +441,30 @@ func commandTable() []command {
 			doc: doc{"sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZPopMin},
 		{name: "zrange", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes."}, run: cmdZRange},
+		{name: "zrevrange", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order."}, run: zrangeAlias("rev")},
+		{name: "zrangebyscore", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores."}, run: zrangeAlias("byscore")},
+		{name: "zrevrangebyscore", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.2.0", "Returns members in a sorted set within a range of scores in reverse order."}, run: zrangeAlias("byscore", "rev")},
+		{name: "zrangebylex", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range."}, run: zrangeAlias("bylex")},
+		{name: "zrevrangebylex", arity: -4, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order."}, run: zrangeAlias("bylex", "rev")},
+		{name: "zrangestore", arity: -5, flags: fWrite | fDenyOOM, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, 2, 1, kRO|kAccess)),
+			doc: doc{"sorted-set", "6.2.0", "Stores a range of members from sorted set in a key."}, run: cmdZRangeStore},
+		{name: "zincrby", arity: 4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"sorted-set", "1.2.0", "Increments the score of a member in a sorted set."}, run: cmdZIncrBy},
+		{name: "zcount", arity: 4, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.0.0", "Returns the count of members in a sorted set that have scores within a range."}, run: cmdZCount},
+		{name: "zlexcount", arity: 4, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range."}, run: cmdZCount},
+		{name: "zremrangebyrank", arity: 4, flags: fWrite, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"sorted-set", "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."}, run: cmdZRemRange},
+		{name: "zremrangebyscore", arity: 4, flags: fWrite, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"sorted-set", "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."}, run: cmdZRemRange},
+		{name: "zremrangebylex", arity: 4, flags: fWrite, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."}, run: cmdZRemRange},
 		{name: "xadd", arity: -5, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate, "UPDATE instead of INSERT because of the optional trimming feature"), tips: "nondeterministic_output",
 			doc: doc{"stream", "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist."}, run: cmdXAdd},
 		{name: "xlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cStream | cFast, keys: keyRange(1, 1, 1, kRO),
