@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs `rdmapool bench --transport rdma` beside valkey-benchmark --rdma against
-# one real valkey-server with RDMA, in one soft-RoCE VM boot. Each round runs
+# one real valkey-server with RDMA, and valkey-benchmark --rdma against
+# `rdmapool serve` beside it, in one soft-RoCE VM boot. Each round runs
 # each case (one client; 10 clients with 16-deep pipelines; 50 clients) with both tools
 # back to back, valkey-benchmark first in odd rounds and ours first in even
 # ones, the same tests and request counts, each on one thread
@@ -65,15 +66,26 @@ until grep -q 'Ready to accept connections rdma' /tmp/valkey.log 2>/dev/null; do
 	[ \$i -lt 100 ] || { echo "valkey-server did not start over RDMA:"; cat /tmp/valkey.log; exit 1; }
 	sleep 0.1
 done
+# rdmapool serve beside it, for valkey-benchmark to drive both servers.
+./rdmapool serve --bind \$addr --port 6390 --rdma-bind \$addr --rdma-port 6390 >/tmp/serve.log 2>&1 &
+i=0
+until grep -q 'listening on rdma' /tmp/serve.log 2>/dev/null; do
+	i=\$((i + 1))
+	[ \$i -lt 100 ] || { echo "rdmapool serve did not start over RDMA:"; cat /tmp/serve.log; exit 1; }
+	sleep 0.1
+done
 vb() {
 	./valkey-benchmark -h \$addr -p 6379 --rdma "\$@" -t $tests --csv 2>/dev/null | sed -n "s/^\"/RESULT valkey-benchmark \$c \$r \"/p"
+}
+vbs() { # valkey-benchmark against rdmapool serve
+	./valkey-benchmark -h \$addr -p 6390 --rdma "\$@" -t $tests --csv 2>/dev/null | sed -n "s/^\"/RESULT valkey-benchmark-serve \$c \$r \"/p"
 }
 ours() {
 	./rdmapool bench -h \$addr -p 6379 --transport rdma --threads 1 "\$@" -t $tests --csv | sed -n "s/^\"/RESULT rdmapool \$c \$r \"/p"
 }
 one() { # one CASE ARGS...: both tools, valkey-benchmark first in odd rounds
 	c=\$1; shift
-	if [ \$((r % 2)) = 1 ]; then vb "\$@"; ours "\$@"; else ours "\$@"; vb "\$@"; fi
+	if [ \$((r % 2)) = 1 ]; then vb "\$@"; ours "\$@"; vbs "\$@"; else vbs "\$@"; ours "\$@"; vb "\$@"; fi
 }
 for r in \$(seq $rounds); do
 	one c1 -c 1 -n 10000
@@ -100,7 +112,8 @@ tr -d '\r' <"$log" | awk '$1 == "RESULT" && $5 !~ /^"test"/ {
 # least as good (requests/s at least, p50 at most). A run's speed drifts
 # with the emulation from minute to minute, so the ratio within a round is
 # the comparison; the medians of each tool are there for scale.
-summary=$(awk '
+pair() { # pair A B: A against B within each round, per case and test
+	awk -v A="$1" -v B="$2" '
 	function med(a, k, c,   i, j, t, v) {
 		for (i = 1; i <= c; i++) v[i] = a[k, i]
 		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
@@ -113,15 +126,15 @@ summary=$(awk '
 	END {
 		for (o = 1; o <= m; o++) {
 			ct = order[o]; split(ct, cp, SUBSEP)
-			vk = "valkey-benchmark" SUBSEP ct; rk = "rdmapool" SUBSEP ct
+			vk = B SUBSEP ct; rk = A SUBSEP ct
 			if (!n[vk] || !n[rk]) continue
 			c = 0; rw = 0; pw = 0
 			for (rc in rounds) {
 				split(rc, x, SUBSEP)
 				if (x[1] SUBSEP x[2] != ct) continue
 				r = x[3]
-				vr = byRound["valkey-benchmark", ct, r, "rps"]; ourR = byRound["rdmapool", ct, r, "rps"]
-				vp = byRound["valkey-benchmark", ct, r, "p50"]; ourP = byRound["rdmapool", ct, r, "p50"]
+				vr = byRound[B, ct, r, "rps"]; ourR = byRound[A, ct, r, "rps"]
+				vp = byRound[B, ct, r, "p50"]; ourP = byRound[A, ct, r, "p50"]
 				if (vr == "" || ourR == "" || vr + 0 == 0 || vp + 0 == 0) continue
 				c++; rr["x", c] = ourR / vr; pr["x", c] = ourP / vp
 				if (ourR + 0 >= vr + 0) rw++
@@ -133,7 +146,10 @@ summary=$(awk '
 				med(rps, rk, n[rk]), med(p50, rk, n[rk]), med(p99, rk, n[rk]),
 				med(rr, "x", c), rw, med(pr, "x", c), pw, c
 		}
-	}' "$bin/results")
+	}' "$bin/results"
+}
+summary=$(pair rdmapool valkey-benchmark)
+served=$(pair valkey-benchmark-serve valkey-benchmark)
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 version=$("$valkey/valkey-server" --version | head -1)
 
@@ -155,5 +171,11 @@ version=$("$valkey/valkey-server" --version | head -1)
 	echo "| case | test | valkey-benchmark req/s | p50 ms | p99 ms | rdmapool req/s | p50 ms | p99 ms | req/s ratio | won | p50 ratio | won |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	echo "$summary" | awk '{printf "| %s | %s | %.0f | %.3f | %.3f | %.0f | %.3f | %.3f | **%s** | %d/%d | **%s** | %d/%d |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, $13}'
+	echo
+	echo "valkey-benchmark --rdma against \`rdmapool serve\` (in the same VM, started beside valkey-server) and against valkey-server, in the same rounds; ratios serve / valkey-server."
+	echo
+	echo "| case | test | valkey-server req/s | p50 ms | p99 ms | rdmapool serve req/s | p50 ms | p99 ms | req/s ratio | won | p50 ratio | won |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "$served" | awk 'NF {printf "| %s | %s | %.0f | %.3f | %.3f | %.0f | %.3f | %.3f | **%s** | %d/%d | **%s** | %d/%d |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $11, $12, $13}'
 } >"$out/bench-valkey.md"
 cat "$out/bench-valkey.md"
