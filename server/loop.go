@@ -259,7 +259,7 @@ func (c *conn) lingerLoop(n int) gnet.Action {
 			return gnet.None
 		}
 		c.ls.shut = true
-		if err := syscall.Shutdown(c.gc.Fd(), syscall.SHUT_WR); err != nil {
+		if err := shutdownWrite(c.gc.Fd()); err != nil {
 			return gnet.Close
 		}
 	}
