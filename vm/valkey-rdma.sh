@@ -331,6 +331,7 @@ TestValkeyRDMAClients/valkey-go/conns|valkey-go: 32 connections at once
 TestValkeyRDMAClients/go-redis/defaults|go-redis with its default options
 TestValkeyRDMAClients/valkey-go/defaults|valkey-go with its default options (client tracking on)
 TestValkeyRDMAServerKill|kill -9 of the server, seen by every connection and client
+TestValkeyRDMAStalledServer|a server busy in a 2 s script (its receives not re-posted): our client retries, loses no write
 TestValkeyRDMACluster/go-redis/all-slots|cluster 3+3, go-redis: every slot written and read
 TestValkeyRDMACluster/valkey-go/all-slots|cluster 3+3, valkey-go: every slot written and read
 TestValkeyRDMACluster/go-redis/pipeline|cluster, go-redis: pipelines across slots
