@@ -12,11 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
@@ -85,22 +85,7 @@ func freePort(t *testing.T) int {
 }
 
 // syncBuffer is a bytes.Buffer that serve may write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 // waitFor waits until f's output matches re, and returns the submatches.
 func waitFor(t *testing.T, f func() string, re *regexp.Regexp) []string {

@@ -42,7 +42,7 @@ func StartValkey(tb testing.TB, args ...string) string {
 		addr := l.Addr().String()
 		l.Close()
 		_, port, _ := net.SplitHostPort(addr)
-		var out syncBuffer
+		var out SyncBuffer
 		cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no"}, args...)...)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -75,20 +75,20 @@ func StartValkey(tb testing.TB, args ...string) string {
 	return ""
 }
 
-// syncBuffer is a bytes.Buffer that a process's output and the test may
-// use at once.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer that a process's (or a goroutine's) output
+// and the test may use at once.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
