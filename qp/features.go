@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"github.com/seed54442f1a/rdmapool/mr"
 )
 
 // The feature exchange, and rdmapool's one extension of the protocol.
@@ -181,14 +179,9 @@ func (c *Conn) advertiseFirst(k peerKind) error {
 		}
 	}
 	if k != peerOurs && c.res.rx.Len() != c.opts.RecvBufferSize {
-		r, err := mr.Register(c.res.mpd, c.opts.RecvBufferSize, mr.LocalWrite|mr.RemoteWrite)
-		if err != nil {
+		if err := c.replaceRx(c.opts.RecvBufferSize); err != nil {
 			return err
 		}
-		old := c.res.rx
-		c.res.rx = r
-		c.rxRing.ResetTo(r)
-		old.Close()
 	}
 	// What the reader's first re-arm reads and replaces (rearm), read
 	// and written before rxArmed is set: the handler loads it before it

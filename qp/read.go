@@ -172,13 +172,25 @@ func (c *Conn) rearm() {
 		size = max(cur/rxGrowth, min(rxStart, cur))
 	}
 	if size != cur {
-		if r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite); err == nil {
-			old := c.res.rx
-			c.res.rx = r
-			c.rxRing.ResetTo(r)
-			old.Close()
+		if c.replaceRx(size) == nil {
 			return
 		}
 	}
 	c.rxRing.Reset()
+}
+
+// replaceRx puts an empty receive buffer of size bytes in place of the
+// current one, which it frees: the peer writes only where the next
+// RegisterXferMemory points (rearm, advertiseFirst). A failed
+// registration keeps the old one.
+func (c *Conn) replaceRx(size int) error {
+	r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite)
+	if err != nil {
+		return err
+	}
+	old := c.res.rx
+	c.res.rx = r
+	c.rxRing.ResetTo(r)
+	old.Close()
+	return nil
 }
