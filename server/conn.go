@@ -232,6 +232,9 @@ func (c *conn) exec(args [][]byte) {
 		}
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
 	}
+	if len(c.trk.held) > 0 && !c.tx.multi {
+		c.publishHeld() // tracking.go
+	}
 	if c.trk.on || len(c.trk.pending) > 0 {
 		c.afterCommand(cmd)
 	}

@@ -55,6 +55,11 @@ type trackState struct {
 	caching    bool
 	pending    []*string // own changes, told after the reply; nil entry: a flush
 	remembered bool      // this command's keys were recorded
+	// held: keys under a BCAST prefix this command (a whole EXEC) changed,
+	// published to tracking.changed when it ends (publishHeld), so that no
+	// broadcast, which another connection may run at any time, splits a
+	// command, as none can in valkey's one thread.
+	held []string
 }
 
 const invalidateChannel = "__redis__:invalidate"
@@ -94,15 +99,11 @@ func (c *conn) remember(cmd *command, args [][]byte) {
 func (t *tracking) invalidate(key string, cur *conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for p := range t.prefixes {
-		if len(key) >= len(p) && key[:len(p)] == p {
-			ch := t.changed[p]
-			if ch == nil {
-				ch = map[string]*conn{}
-				t.changed[p] = ch
-			}
-			ch[key] = cur
-			t.pendingBcast.Store(true)
+	if len(t.prefixes) > 0 {
+		if cur != nil {
+			cur.trk.held = append(cur.trk.held, key) // cur's own goroutine
+		} else {
+			t.changedLocked(key, nil)
 		}
 	}
 	set := t.table[key]
@@ -120,6 +121,35 @@ func (t *tracking) invalidate(key string, cur *conn) {
 			t.send(c, &key)
 		}
 	}
+}
+
+// changedLocked records key, changed by cur, under each BCAST prefix it
+// has, for the next broadcast. t.mu held.
+func (t *tracking) changedLocked(key string, cur *conn) {
+	for p := range t.prefixes {
+		if len(key) >= len(p) && key[:len(p)] == p {
+			ch := t.changed[p]
+			if ch == nil {
+				ch = map[string]*conn{}
+				t.changed[p] = ch
+			}
+			ch[key] = cur
+			t.pendingBcast.Store(true)
+		}
+	}
+}
+
+// publishHeld ends c's command for BCAST: the keys it changed go to the
+// next broadcast together.
+func (c *conn) publishHeld() {
+	t := c.srv.trk
+	t.mu.Lock()
+	for i, k := range c.trk.held {
+		t.changedLocked(k, c)
+		c.trk.held[i] = ""
+	}
+	t.mu.Unlock()
+	c.trk.held = c.trk.held[:0]
 }
 
 // broadcast sends the BCAST clients the keys changed under their prefixes
