@@ -21,12 +21,12 @@ import (
 )
 
 // TestTCPInboundBounded: a peer sends 256 MiB to a connection nobody
-// reads. On pool.TCPNetpoll the kernel's window stops it after a few MiB; on
-// Engine, whose event loop reads whatever arrives, the connection leaves
-// the loop once tcpMoveAt is unread (moveOff) and the kernel's window
-// stops the peer as well. Either way the process does not hold the
-// 256 MiB; then Read returns every byte the peer sent, in order, and
-// io.EOF, and nothing is left open.
+// reads. On pool.TCPNetpoll the kernel's window stops it after a few
+// MiB; on Engine, whose event loop reads whatever arrives, the
+// connection leaves the loop once tcpMoveAt is unread (moveOff) and the
+// kernel's window stops the peer as well. Either way the process does not
+// hold the 256 MiB; then Read returns every byte the peer sent, in order,
+// and io.EOF, and nothing is left open.
 func TestTCPInboundBounded(t *testing.T) {
 	const total = 256 << 20
 	for _, eng := range []pool.TCPEngine{pool.TCPNetpoll, Engine} {
