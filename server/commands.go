@@ -341,7 +341,7 @@ func cmdInfo(c *conn, _ [][]byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:%s\r\n", valkeyVersion)
 	b.WriteString("implementation:rdmapool server\r\nredis_mode:standalone\r\n\r\n")
-	fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\n\r\n", st.Connections)
+	fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\nblocked_clients:%d\r\n\r\n", st.Connections, c.srv.blockedClients.Load())
 	fmt.Fprintf(&b, "# Stats\r\ntotal_connections_received:%d\r\ntotal_commands_processed:%d\r\n\r\n",
 		st.TotalConnections, st.Commands+c.commands)
 	b.WriteString("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n")

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -37,6 +38,17 @@ type conn struct {
 	mb       *mailbox   // set by the first subscription: all output goes through it
 	trk      trackState // CLIENT TRACKING (tracking.go)
 	keyBuf   [][]byte   // scratch for a request's keys
+
+	// Blocking commands (blocking.go). blk: the block c is in, which its
+	// own goroutine or loop reads; blocking publishes it to CLIENT
+	// UNBLOCK. ready: the keys its command made ready for blocked
+	// clients, served when it ends. served and rerun: on the stand-in
+	// conn that runs a woken client's command again.
+	blk      *blocker
+	blocking atomic.Pointer[blocker]
+	ready    []readyKey
+	served   *blocker
+	rerun    bool
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -80,6 +92,12 @@ func (c *conn) authenticate() {
 // serve runs the connection until the client leaves, an error, or Close.
 func (c *conn) serve() {
 	for !c.quit {
+		if c.blk != nil {
+			if !c.waitBlocked() { // blocking.go
+				return
+			}
+			continue
+		}
 		args, err := c.rd.next()
 		if err != nil {
 			c.addError(err.Error())
@@ -237,6 +255,9 @@ func (c *conn) exec(args [][]byte) {
 	}
 	if c.trk.on || len(c.trk.pending) > 0 {
 		c.afterCommand(cmd)
+	}
+	if len(c.ready) > 0 {
+		c.serveReady() // blocking.go
 	}
 }
 

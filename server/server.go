@@ -143,6 +143,8 @@ type Server struct {
 	trk *tracking // client-side caching's table (tracking.go)
 	// outputLimitClosed counts the clients closed at PubsubLimit.
 	outputLimitClosed atomic.Uint64
+	// blockedClients counts the clients blocked now (blocking.go).
+	blockedClients atomic.Int64
 
 	nextID   atomic.Int64
 	accepted atomic.Uint64
@@ -290,6 +292,7 @@ func (s *Server) start(nc net.Conn) {
 	go func() {
 		defer s.wg.Done()
 		c.serve()
+		c.endBlock()
 		c.endTx()
 		c.endPubsub()
 		c.endTracking()
