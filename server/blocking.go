@@ -272,6 +272,17 @@ func (s *shard) signalReady(key []byte) {
 	s.cur.noteReady(readyKey{s, string(key)})
 }
 
+// signalSwapped notes as ready every key of s that clients are blocked on
+// and that holds a value, after SWAPDB has swapped s's keys (valkey's
+// scanDatabaseForReadyKeys); s.mu held.
+func (s *shard) signalSwapped() {
+	for key := range s.blocked {
+		if s.m[key] != nil {
+			s.signalReady([]byte(key))
+		}
+	}
+}
+
 // noteReady adds rk to the keys c's command made ready, once.
 func (c *conn) noteReady(rk readyKey) {
 	if !slices.Contains(c.ready, rk) {

@@ -275,6 +275,14 @@ var blockScenarios = map[string][]blockStep{
 		{who: 0, args: []string{"blpop", "k", "0.01"}},
 		{who: 0, args: []string{"bzmpop", "0.01", "2", "none", "k", "max", "count", "3"}},
 	},
+	"swapdb": {
+		{who: 1, args: []string{"blpop", "k", "0"}, send: true, blocked: 1},
+		{who: 0, args: []string{"select", "1"}},
+		{who: 0, args: []string{"rpush", "k", "a", "b"}},
+		{who: 0, args: []string{"swapdb", "0", "1"}},
+		{who: 1, read: true},
+		{who: 0, args: []string{"lrange", "k", "0", "-1"}},
+	},
 	"move chain": {
 		{who: 1, args: []string{"blmove", "src", "dst", "right", "left", "0"}, send: true, blocked: 1},
 		{who: 2, args: []string{"brpop", "dst", "0"}, send: true, blocked: 2},
@@ -384,4 +392,28 @@ func runBlocking(t *testing.T, addr, proto string, steps []blockStep) []string {
 	}
 	waitBlockedClients(t, ctl, 0)
 	return replies
+}
+
+// TestBlockingCluster: on a cluster's node, the keys of a blocking command
+// must share a slot (its key spec's keys, the keynum form's too), and a
+// client blocked on a key of the node's slot is served by a push.
+func TestBlockingCluster(t *testing.T) {
+	ec := startCluster(t, 3)
+	rc, ctl := dialRaw(t, ec.addrs[0]), dialRaw(t, ec.addrs[0])
+	own := keyIn(0)
+	cross := "-" + msgCrossSlot + "\r\n"
+	for _, args := range [][]string{
+		{"blpop", own, keyIn(1), "0"},
+		{"blmove", own, keyIn(1), "left", "left", "0"},
+		{"blmpop", "0", "2", own, keyIn(1), "left"},
+		{"bzmpop", "0", "2", own, keyIn(1), "min"},
+		{"lmpop", "2", own, keyIn(1), "left"},
+	} {
+		rc.expectReply(t, args, cross)
+	}
+	rc.expectReply(t, []string{"blmpop", "0", "1", keyIn(NumSlots - 1), "left"}, "-MOVED 16383 "+ec.addrs[2]+"\r\n")
+	rc.send(encode("blmpop", "0", "2", own, "{"+own+"}2", "left"))
+	waitBlockedClients(t, ctl, 1)
+	ctl.expectReply(t, []string{"rpush", "{" + own + "}2", "v"}, ":1\r\n")
+	rc.expect("*2\r\n" + bulk("{"+own+"}2") + "*1\r\n" + bulk("v"))
 }
