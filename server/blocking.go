@@ -167,12 +167,15 @@ func parseTimeout(c *conn, b []byte) (time.Duration, bool) {
 
 // block parks c on keys, for values of kind k, for timeout (0: forever):
 // the command that calls it found nothing and replied nothing, and holds
-// the shards of all its keys. On a woken client's stand-in, it leaves the
-// client waiting where it is instead.
-func (c *conn) block(k kind, args, keys [][]byte, timeout time.Duration) {
-	if w := c.served; w != nil {
+// the shards of all its keys. args are what runs again once a key is
+// ready: a command whose arguments mean something else later (XREAD's
+// "$") passes them rewritten. It returns the blocker, on which the caller
+// may still set anyChange while it holds the shards; on a woken client's
+// stand-in, nil: the client waits on where it is.
+func (c *conn) block(k kind, args, keys [][]byte, timeout time.Duration) *blocker {
+	if c.served != nil {
 		c.rerun = true
-		return
+		return nil
 	}
 	w := &blocker{c: c, cmd: c.lookup(args[0]), db: c.db, dbIndex: c.dbIndex, proto: c.proto, id: c.id, kind: k}
 	n := 0
@@ -204,6 +207,7 @@ func (c *conn) block(k kind, args, keys [][]byte, timeout time.Duration) {
 	if timeout > 0 {
 		w.timer = time.AfterFunc(timeout, w.expire)
 	}
+	return w
 }
 
 // nullArray is the reply of a blocking command that timed out: *-1, or

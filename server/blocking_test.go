@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -416,4 +417,110 @@ func TestBlockingCluster(t *testing.T) {
 	waitBlockedClients(t, ctl, 1)
 	ctl.expectReply(t, []string{"rpush", "{" + own + "}2", "v"}, ":1\r\n")
 	rc.expect("*2\r\n" + bulk("{"+own+"}2") + "*1\r\n" + bulk("v"))
+}
+
+// TestBlockingRaces drives the races of blocking: clients blocking on two
+// lists with timeouts that pass while pushers push to them, BLMOVE moving
+// between them, and CLIENT UNBLOCK aimed at the blocked ones. Every
+// element pushed is popped once or left in a list: none lost to a timeout
+// or an unblock that raced a push, none popped twice.
+func TestBlockingRaces(t *testing.T) {
+	srv, addr := startServer(t, nil)
+	ctx := context.Background()
+	const blockers, pushers, perPusher = 6, 3, 300
+	var (
+		mu     sync.Mutex
+		popped = map[string]int{}
+		ids    []int64
+		wg     sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	for i := range blockers {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, Protocol: 2 + i%2})
+		defer rdb.Close()
+		id, err := rdb.ClientID(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				timeout := time.Duration(1+n%3) * time.Millisecond
+				if i%3 == 2 {
+					v, err := rdb.BLMove(ctx, "q2", "q1", "LEFT", "RIGHT", timeout).Result()
+					if err != nil && !errors.Is(err, redis.Nil) && !strings.HasPrefix(err.Error(), "UNBLOCKED") {
+						t.Errorf("BLMove: %v", err)
+						return
+					}
+					_ = v // moved, not popped: it stays counted in the lists
+					continue
+				}
+				v, err := rdb.BLPop(ctx, timeout, "q1", "q2").Result()
+				switch {
+				case err == nil:
+					mu.Lock()
+					popped[v[1]]++
+					mu.Unlock()
+				case errors.Is(err, redis.Nil), strings.HasPrefix(err.Error(), "UNBLOCKED"):
+				default:
+					t.Errorf("BLPop: %v", err)
+					return
+				}
+			}
+		})
+	}
+	var pushWG sync.WaitGroup
+	for p := range pushers {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+		defer rdb.Close()
+		pushWG.Go(func() {
+			for j := range perPusher {
+				key := []string{"q1", "q2"}[j%2]
+				if err := rdb.RPush(ctx, key, strconv.Itoa(p)+"-"+strconv.Itoa(j)).Err(); err != nil {
+					t.Errorf("RPush: %v", err)
+					return
+				}
+				if j%7 == 0 {
+					args := []any{"client", "unblock", ids[(p+j)%len(ids)]}
+					if j%2 == 0 {
+						args = append(args, "error")
+					}
+					rdb.Do(ctx, args...)
+				}
+			}
+		})
+	}
+	pushWG.Wait()
+	close(stop)
+	wg.Wait()
+	ctl := redis.NewClient(&redis.Options{Addr: addr})
+	defer ctl.Close()
+	for _, key := range []string{"q1", "q2"} {
+		rest, err := ctl.LRange(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range rest {
+			popped[v]++
+		}
+	}
+	for p := range pushers {
+		for j := range perPusher {
+			v := strconv.Itoa(p) + "-" + strconv.Itoa(j)
+			if popped[v] != 1 {
+				t.Errorf("%s popped or left %d times", v, popped[v])
+			}
+		}
+	}
+	if len(popped) != pushers*perPusher {
+		t.Errorf("%d elements, %d pushed", len(popped), pushers*perPusher)
+	}
+	if n := srv.blockedClients.Load(); n != 0 {
+		t.Errorf("%d clients blocked at the end", n)
+	}
 }
