@@ -66,7 +66,7 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	if k.numkeys { // valkey gives no legacy range for movable keys
+	if k.numkeys { // no legacy range, as valkey's movablekeys
 		c.addInt(0)
 		c.addInt(0)
 		c.addInt(0)
@@ -139,7 +139,7 @@ func (c *conn) addKeySpec(k keySpec) {
 		c.addBulkString("firstkey")
 		c.addInt(1)
 		c.addBulkString("keystep")
-		c.addInt(int64(k.step))
+		c.addInt(1)
 		return
 	}
 	c.addBulkString("range")

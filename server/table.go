@@ -149,23 +149,21 @@ type keySpec struct {
 	flags             keyFlags
 	notes             string
 	none              bool
-	// numkeys: valkey's keynum form (LMPOP, BLMPOP): args[first] counts
-	// the keys, which follow it (first is its begin_search index, step
-	// its keystep); COMMAND INFO's legacy range is 0 0 0 for it.
+	// numkeys: valkey's keynum spec (EVAL, FCALL): the argument at first
+	// counts the keys that follow it; last is unused and step is 1.
 	numkeys bool
 	then    *keySpec
 }
 
 var noKeys = keySpec{none: true}
 
-func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
-	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
+// keyNum is a keynum spec: the argument at index counts the keys after it.
+func keyNum(index int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: index, step: 1, flags: flags, numkeys: true, notes: strings.Join(notes, "")}
 }
 
-// keyNum is a keynum spec: the number of keys at args[at], the keys after
-// it (keynumidx 0, firstkey 1, keystep 1).
-func keyNum(at int, flags keyFlags) keySpec {
-	return keySpec{first: at, step: 1, flags: flags, numkeys: true}
+func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
 }
 
 // and returns k followed by the key spec next.
@@ -191,10 +189,8 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 			continue
 		}
 		if sp.numkeys {
-			// As valkey, a count that is no number or runs past the
-			// arguments finds no key.
 			n, ok := parseInt(args[sp.first])
-			if ok && n > 0 && n < int64(len(args)-sp.first) {
+			if ok && n > 0 && n <= int64(len(args)-sp.first-1) {
 				dst = append(dst, args[sp.first+1:sp.first+1+int(n)]...)
 			}
 			continue
