@@ -197,13 +197,15 @@ func TestBlockingLeavesNothing(t *testing.T) {
 // blockStep is a step of a blocking scenario: client who sends args and
 // reads the reply; or, with send, sends them and reads nothing (it
 // blocks), and then waits until INFO counts blocked clients; with read,
-// reads one reply it is owed. "$idN" in args is client N's CLIENT ID.
+// reads one reply it is owed; with wait, only waits for the count. "$idN"
+// in args is client N's CLIENT ID.
 type blockStep struct {
 	who     int
 	args    []string
 	send    bool
 	blocked int
 	read    bool
+	wait    bool // only wait until INFO counts blocked clients
 }
 
 // blockScenarios are the scripts TestDifferentialBlocking runs on both
@@ -250,6 +252,28 @@ var blockScenarios = map[string][]blockStep{
 		{who: 0, args: []string{"client", "unblock", "$id1", "timeout"}},
 		{who: 0, args: []string{"client", "unblock", "$id1", "bogus"}},
 		{who: 0, args: []string{"client", "unblock", "x"}},
+	},
+	"kill": {
+		{who: 1, args: []string{"blpop", "k", "0"}, send: true, blocked: 1},
+		{who: 2, args: []string{"bzpopmin", "z", "0"}, send: true, blocked: 2},
+		{who: 0, args: []string{"client", "kill", "id", "$id1"}},
+		{who: 0, args: []string{"client", "kill", "id", "$id2", "skipme", "yes", "type", "normal", "user", "default"}},
+		{who: 0, wait: true, blocked: 0},
+		{who: 0, args: []string{"rpush", "k", "v"}},
+		{who: 0, args: []string{"llen", "k"}},
+		{who: 0, args: []string{"client", "kill", "id", "$id1"}},
+		{who: 0, args: []string{"client", "kill", "type", "master"}},
+		{who: 0, args: []string{"client", "kill", "type", "pubsub"}},
+		{who: 0, args: []string{"client", "kill", "addr", "192.0.2.1:5", "maxage", "100"}},
+		{who: 0, args: []string{"client", "kill", "192.0.2.1:5"}},
+		{who: 0, args: []string{"client", "kill", "id", "0"}},
+		{who: 0, args: []string{"client", "kill", "id", "x"}},
+		{who: 0, args: []string{"client", "kill", "maxage", "0"}},
+		{who: 0, args: []string{"client", "kill", "maxage", "x"}},
+		{who: 0, args: []string{"client", "kill", "type", "foo"}},
+		{who: 0, args: []string{"client", "kill", "user", "bob"}},
+		{who: 0, args: []string{"client", "kill", "skipme", "maybe"}},
+		{who: 0, args: []string{"client", "kill", "id", "5", "bogus"}},
 	},
 	"exec pushes": {
 		// EXEC makes k2 then k1 ready: the client blocked on both runs
@@ -379,6 +403,8 @@ func runBlocking(t *testing.T, addr, proto string, steps []blockStep) []string {
 			}
 		}
 		switch {
+		case st.wait:
+			waitBlockedClients(t, ctl, st.blocked)
 		case st.read:
 			replies[i] = rc.reply()
 		case st.send:
@@ -523,4 +549,21 @@ func TestBlockingRaces(t *testing.T) {
 	if n := srv.blockedClients.Load(); n != 0 {
 		t.Errorf("%d clients blocked at the end", n)
 	}
+}
+
+// TestClientKill: CLIENT KILL closes a blocked client, which leaves no
+// waiter; the old form kills the caller itself after its reply.
+func TestClientKill(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctl, w := dialRaw(t, addr), dialRaw(t, addr)
+	w.send(encode("blmove", "src", "dst", "left", "left", "0"))
+	waitBlockedClients(t, ctl, 1)
+	ctl.expectReply(t, []string{"client", "kill", "addr", w.c.LocalAddr().String()}, ":1\r\n")
+	w.expectClosed()
+	waitBlockedClients(t, ctl, 0)
+	ctl.expectReply(t, []string{"rpush", "src", "v"}, ":1\r\n")
+	ctl.expectReply(t, []string{"exists", "dst"}, ":0\r\n")
+	ctl.expectReply(t, []string{"client", "kill", "skipme", "yes"}, ":0\r\n")
+	ctl.expectReply(t, []string{"client", "kill", ctl.c.LocalAddr().String()}, "+OK\r\n")
+	ctl.expectClosed()
 }

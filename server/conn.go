@@ -24,9 +24,10 @@ type conn struct {
 	ls  loopState
 
 	id       int64
-	proto    int  // 2 or 3, set by HELLO
-	authed   bool // false until AUTH when a password is set; see authenticate
-	quit     bool // close after writing the replies (QUIT, a protocol error)
+	created  time.Time // for CLIENT KILL MAXAGE
+	proto    int       // 2 or 3, set by HELLO
+	authed   bool      // false until AUTH when a password is set; see authenticate
+	quit     bool      // close after writing the replies (QUIT, a protocol error)
 	name     string
 	libName  string
 	libVer   string
@@ -66,13 +67,14 @@ const (
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
-		srv:   s,
-		db:    s.ks,
-		nc:    nc,
-		rd:    newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
-		out:   make([]byte, 0, 16<<10),
-		id:    s.nextID.Add(1),
-		proto: 2,
+		srv:     s,
+		db:      s.ks,
+		nc:      nc,
+		rd:      newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
+		out:     make([]byte, 0, 16<<10),
+		id:      s.nextID.Add(1),
+		created: time.Now(),
+		proto:   2,
 	}
 	if s.opts.Password == "" {
 		c.authed = true

@@ -553,6 +553,8 @@ func commandTable() []command {
 			doc: doc{"sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."}, run: cmdBZPop},
 		{name: "bzmpop", arity: -5, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cSortedSet | cSlow | cBlocking, keys: keyNum(2, kRW|kAccess|kDelete),
 			doc: doc{"sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."}, run: cmdZMPop},
+		{name: "client|kill", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "2.4.0", "Terminates open connections."}, run: cmdClientKill},
 		{name: "client|unblock", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
 			doc: doc{"connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."}, run: cmdClientUnblock},
 	}
