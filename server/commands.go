@@ -396,7 +396,8 @@ func (c *conn) addHelp(lines []string) {
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"GETNAME", "ID", "INFO", "SETNAME <name>", "SETINFO <LIB-NAME|LIB-VER> <value>",
-	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)", "HELP",
+	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)",
+	"KILL <ip:port> | KILL <option> [value] ... <option> [value]", "UNBLOCK <clientid> [TIMEOUT|ERROR]", "HELP",
 }
 
 // info is the line CLIENT INFO returns.
