@@ -47,8 +47,21 @@ import (
 //
 // Timeouts are timers (time.AfterFunc) that claim a waiting blocker with
 // the null reply; CLIENT UNBLOCK claims it with that or an UNBLOCKED error;
-// a closed connection claims it with nothing and leaves every queue. Inside
+// a closed connection (CLIENT KILL closes one) claims it with nothing and
+// leaves every queue. Inside
 // EXEC a blocking command does not block: it replies as if it timed out.
+//
+// Transitions: waiting -> serving (by a writer that holds the blocker's
+// shards) -> done, or back to waiting if the re-run found nothing after
+// all; waiting -> done (its timer, CLIENT UNBLOCK); waiting -> gone (its
+// connection closed, CLIENT KILL's too). Only a waiting blocker is
+// claimed, under its mu, so exactly one of them ends it.
+//
+// For other commands: a script's commands must not block (mayBlock false,
+// as inside EXEC), and the keys they make ready are served when the
+// script's command ends, as EXEC's; XREAD BLOCK parses its own timeout (in
+// milliseconds) and calls block with kindStream and its arguments with
+// "$" rewritten, XREADGROUP sets anyChange on the blocker block returns.
 //
 // Ownership. A blocker's command, arguments and keys are fixed when it is
 // made. Its state, reply and kicked are under its mu; the queues under the
