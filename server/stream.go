@@ -107,12 +107,13 @@ const (
 // the error and returns -1: valkey's streamParseAddOrTrimArgsOrReply.
 func parseXAdd(c *conn, args [][]byte, x *xaddArgs, xadd bool) int {
 	i := 2
+loop:
 	for ; i < len(args); i++ {
 		more := len(args) - 1 - i
 		a := args[i]
 		switch {
 		case xadd && string(a) == "*":
-			return i
+			break loop
 		case (eqFold(a, "maxlen") || eqFold(a, "minid")) && more > 0:
 			if x.trim != 0 {
 				c.addError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
@@ -157,7 +158,7 @@ func parseXAdd(c *conn, args [][]byte, x *xaddArgs, xadd bool) int {
 				return -1
 			}
 			x.id, x.idGiven, x.seqGiven = id, true, seqGiven
-			return i
+			break loop
 		}
 	}
 	switch {

@@ -145,7 +145,7 @@ func (st *stream) clone() *stream {
 // hasTombstones is valkey's streamRangeHasTombstones from start to the
 // end of the stream.
 func (st *stream) hasTombstones(start streamID) bool {
-	if len(st.entries) == 0 || st.maxDeleted.isZero() {
+	if len(st.entries) == 0 || st.maxDeleted.isZero() || st.maxDeleted.less(st.first) {
 		return false
 	}
 	return !st.maxDeleted.less(start)
@@ -159,9 +159,6 @@ func (st *stream) estimateRead(id streamID) int64 {
 	}
 	if len(st.entries) == 0 && id.compare(st.last) < 1 {
 		return int64(st.added)
-	}
-	if !id.isZero() && id.less(st.maxDeleted) {
-		return invalidEntriesRead
 	}
 	switch id.compare(st.last) {
 	case 0:
@@ -200,7 +197,7 @@ func (st *stream) delivered(g *streamGroup, id streamID) {
 	if !g.last.less(id) {
 		return
 	}
-	if g.entriesRead != invalidEntriesRead && !g.last.less(st.first) && !st.hasTombstones(g.last) {
+	if g.entriesRead != invalidEntriesRead && !st.hasTombstones(id) {
 		g.entriesRead++
 	} else if st.added != 0 {
 		g.entriesRead = st.estimateRead(id)

@@ -200,7 +200,7 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 			// before the last argument.
 			first = 0
 			for i := sp.first; i < len(args)-1; i++ {
-				if eqFold(args[i], sp.keyword) {
+				if eqFold(args[i], strings.ToLower(sp.keyword)) {
 					first = i + 1
 					break
 				}
