@@ -21,9 +21,10 @@ type xreadReq struct {
 	noAck           bool
 	block           int64 // milliseconds, 0 forever; -1: no BLOCK
 	keys, idArgs    [][]byte
-	// ids are the IDs to read after, resolved by the first xreadTry ("$"
-	// and "+" to the stream's, ">" to maxStreamID): a later try reads
-	// after the same.
+	// ids are the IDs to read after, as xreadTry resolves them ("$" and
+	// "+" to the stream's, ">" to maxStreamID). "$" is resolved by the
+	// first try only, as valkey rewrites it to the ID it found before it
+	// blocks: a later try reads after the same.
 	ids      []streamID
 	resolved bool
 }
@@ -187,10 +188,8 @@ func xreadTry(c *conn, r *xreadReq) (served bool) {
 				return true
 			}
 		}
-		if r.resolved {
-			continue
-		}
 		switch arg := string(r.idArgs[i]); {
+		case r.resolved && arg == "$":
 		case arg == "$":
 			if r.group != nil {
 				c.addError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
