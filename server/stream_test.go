@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,5 +166,80 @@ func TestStreamGoRedis(t *testing.T) {
 				t.Errorf("xinfo stream: %+v", info)
 			}
 		})
+	}
+}
+
+// TestStreamGroupConcurrent: consumers of one group on connections of
+// their own read with ">" and acknowledge while a producer adds entries
+// to the stream: every entry is delivered to exactly one consumer, and
+// the PEL ends empty.
+func TestStreamGroupConcurrent(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctx := ctxT(t)
+	const entries, consumers = 300, 4
+	admin := goRedis(t, addr, 3)
+	if err := admin.XGroupCreateMkStream(ctx, "q", "g", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p := goRedis(t, addr, 2)
+		for i := 1; i <= entries; i++ {
+			if err := p.XAdd(ctx, &redis.XAddArgs{Stream: "q", ID: fmt.Sprintf("%d-1", i), Values: []string{"n", fmt.Sprint(i)}}).Err(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	seen := make(chan string, entries*2)
+	for w := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := goRedis(t, addr, 2+w%2)
+			name := fmt.Sprint("c", w)
+			for {
+				n, err := c.XInfoStream(ctx, "q").Result()
+				done := err == nil && n.EntriesAdded == entries
+				streams, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: name,
+					Streams: []string{"q", ">"}, Count: 7, Block: -1}).Result()
+				if err == redis.Nil {
+					if done {
+						return
+					}
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, m := range streams[0].Messages {
+					seen <- m.ID
+					if err := c.XAck(ctx, "q", "g", m.ID).Err(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(seen)
+	count := map[string]int{}
+	for id := range seen {
+		count[id]++
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", id, n)
+		}
+	}
+	if len(count) != entries {
+		t.Errorf("%d entries delivered, want %d", len(count), entries)
+	}
+	if p := admin.XPending(ctx, "q", "g").Val(); p.Count != 0 {
+		t.Errorf("pending at the end: %+v", p)
 	}
 }
