@@ -639,8 +639,7 @@ func cmdXSetID(c *conn, args [][]byte) {
 	if !maxDel.isZero() {
 		st.maxDeleted = maxDel
 	}
-	s.touch(key)
-	c.addOK()
+	c.addOK() // no touch: valkey's xsetidCommand signals no change to WATCH
 }
 
 // parseStreamID parses "<ms>-<seq>", "<ms>" (sequence 0) and, when auto

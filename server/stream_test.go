@@ -243,3 +243,39 @@ func TestStreamGroupConcurrent(t *testing.T) {
 		t.Errorf("pending at the end: %+v", p)
 	}
 }
+
+// TestStreamWatch: which stream commands of another client make a
+// WATCHing EXEC fail, as in valkey-server: those that change entries;
+// not XSETID nor the consumer group commands, which valkey does not
+// signal.
+func TestStreamWatch(t *testing.T) {
+	_, ours := startServer(t, nil)
+	theirs := testutil.ValkeyServer(t)
+	for _, addr := range []string{ours, theirs} {
+		a, b := dialRaw(t, addr), dialRaw(t, addr)
+		a.do("del", "ws")
+		a.do("xadd", "ws", "1-1", "f", "v")
+		a.do("xgroup", "create", "ws", "g", "0")
+		for _, tc := range []struct {
+			cmd     []string
+			aborted bool
+		}{
+			{[]string{"xsetid", "ws", "5-0"}, false},
+			{[]string{"xreadgroup", "group", "g", "c", "streams", "ws", ">"}, false},
+			{[]string{"xack", "ws", "g", "1-1"}, false},
+			{[]string{"xgroup", "createconsumer", "ws", "g", "z"}, false},
+			{[]string{"xgroup", "create", "ws", "g2", "0"}, false},
+			{[]string{"xadd", "ws", "6-1", "f", "v"}, true},
+			{[]string{"xdel", "ws", "6-1"}, true},
+			{[]string{"xtrim", "ws", "maxlen", "0"}, true},
+		} {
+			a.do("watch", "ws")
+			a.do("multi")
+			a.do("ping")
+			b.do(tc.cmd...)
+			if got := a.do("exec") == "*-1\r\n"; got != tc.aborted {
+				t.Errorf("%s: WATCH, then another client's %q: EXEC aborted %v, want %v", addr, tc.cmd, got, tc.aborted)
+			}
+		}
+	}
+}

@@ -10,7 +10,9 @@ import (
 
 // Consumer groups of streams, as valkey 8.0's (t_stream.c): XGROUP, XACK,
 // XPENDING, XCLAIM, XAUTOCLAIM and the bookkeeping XREADGROUP (xread.go)
-// and XINFO (xinfo.go) share.
+// and XINFO (xinfo.go) share. As in valkey, the changes these make to a
+// group (and XSETID's) do not touch the key: WATCH and client tracking do
+// not see them.
 
 // streamGroup is a consumer group: the last ID delivered, the logical
 // read counter valkey 7 added (entriesRead, -1 when unknown), the pending
