@@ -66,7 +66,7 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	if k.numkeys { // no legacy range, as valkey's movablekeys
+	if k.numkeys || k.keyword != "" { // the keys move: no legacy range, as valkey's movablekeys
 		c.addInt(0)
 		c.addInt(0)
 		c.addInt(0)
@@ -122,11 +122,21 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("begin_search")
 	c.addMap(2)
 	c.addBulkString("type")
-	c.addBulkString("index")
-	c.addBulkString("spec")
-	c.addMap(1)
-	c.addBulkString("index")
-	c.addInt(int64(k.first))
+	if k.keyword != "" {
+		c.addBulkString("keyword")
+		c.addBulkString("spec")
+		c.addMap(2)
+		c.addBulkString("keyword")
+		c.addBulkString(k.keyword)
+		c.addBulkString("startfrom")
+		c.addInt(int64(k.first))
+	} else {
+		c.addBulkString("index")
+		c.addBulkString("spec")
+		c.addMap(1)
+		c.addBulkString("index")
+		c.addInt(int64(k.first))
+	}
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")
@@ -146,7 +156,7 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("spec")
 	c.addMap(3)
 	lastKey := k.last // relative to the first key, or to the end
-	if lastKey >= 0 {
+	if lastKey >= 0 && k.keyword == "" {
 		lastKey -= k.first
 	}
 	c.addBulkString("lastkey")
@@ -154,7 +164,7 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("keystep")
 	c.addInt(int64(k.step))
 	c.addBulkString("limit")
-	c.addInt(0)
+	c.addInt(int64(k.limit))
 }
 
 // COMMAND DOCS [name ...]: a map from name to docs, without the names
