@@ -66,9 +66,15 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	c.addInt(int64(k.first))
-	c.addInt(int64(specs[len(specs)-1].last))
-	c.addInt(int64(k.step))
+	if k.numkeys { // no legacy range, as valkey's movablekeys
+		c.addInt(0)
+		c.addInt(0)
+		c.addInt(0)
+	} else {
+		c.addInt(int64(k.first))
+		c.addInt(int64(specs[len(specs)-1].last))
+		c.addInt(int64(k.step))
+	}
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
 	c.addSet(len(tips))
@@ -124,6 +130,18 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.numkeys {
+		c.addBulkString("keynum")
+		c.addBulkString("spec")
+		c.addMap(3)
+		c.addBulkString("keynumidx")
+		c.addInt(0)
+		c.addBulkString("firstkey")
+		c.addInt(1)
+		c.addBulkString("keystep")
+		c.addInt(1)
+		return
+	}
 	c.addBulkString("range")
 	c.addBulkString("spec")
 	c.addMap(3)
@@ -248,7 +266,7 @@ func cmdCommandGetKeys(c *conn, args [][]byte) {
 		return
 	}
 	keys := cmd.keys.appendKeys(nil, req)
-	if len(keys) == 0 {
+	if len(keys) == 0 && !cmd.keys.numkeys {
 		c.addError("ERR Invalid arguments specified for command")
 		return
 	}

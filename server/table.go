@@ -34,6 +34,10 @@ type command struct {
 	tips   string // valkey's command tips, space-separated
 	doc    doc
 	run    func(c *conn, args [][]byte) // nil for a container
+	// anyKey: the command may touch keys it does not name (a script,
+	// outside cluster mode): it, or the EXEC that runs it, holds every
+	// shard's lock.
+	anyKey bool
 	// subs are a container's subcommands by lower-case name; parent is a
 	// subcommand's container.
 	subs   map[string]*command
@@ -149,10 +153,18 @@ type keySpec struct {
 	flags             keyFlags
 	notes             string
 	none              bool
-	then              *keySpec
+	// numkeys: valkey's keynum spec (EVAL, FCALL): the argument at first
+	// counts the keys that follow it; last is unused and step is 1.
+	numkeys bool
+	then    *keySpec
 }
 
 var noKeys = keySpec{none: true}
+
+// keyNum is a keynum spec: the argument at index counts the keys after it.
+func keyNum(index int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: index, step: 1, flags: flags, numkeys: true, notes: strings.Join(notes, "")}
+}
 
 func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
@@ -178,6 +190,13 @@ func (k keySpec) specs() []keySpec {
 func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 	for sp := &k; sp != nil; sp = sp.then {
 		if sp.none || sp.first >= len(args) {
+			continue
+		}
+		if sp.numkeys {
+			n, ok := parseInt(args[sp.first])
+			if ok && n > 0 && n <= int64(len(args)-sp.first-1) {
+				dst = append(dst, args[sp.first+1:sp.first+1+int(n)]...)
+			}
 			continue
 		}
 		last := sp.last
@@ -511,6 +530,33 @@ func commandTable() []command {
 			doc: doc{"pubsub", "7.0.0", "Returns the count of subscribers of shard channels."}, run: cmdPubsubNumsub},
 		{name: "pubsub|help", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
 			doc: doc{"pubsub", "6.2.0", "Returns helpful text about the different subcommands."}, run: cmdPubsubHelp},
+		// Scripting (script.go).
+		{name: "eval", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRW|kAccess|kUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), anyKey: true,
+			doc: doc{"scripting", "2.6.0", "Executes a server-side Lua script."}, run: cmdEval},
+		{name: "evalsha", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRW|kAccess|kUpdate), anyKey: true,
+			doc: doc{"scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."}, run: cmdEval},
+		{name: "eval_ro", arity: -3, flags: fReadonly | fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRO|kAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Executes a read-only server-side Lua script."}, run: cmdEval},
+		{name: "evalsha_ro", arity: -3, flags: fReadonly | fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRO|kAccess), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."}, run: cmdEval},
+		{name: "script", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"scripting", "2.6.0", "A container for Lua scripts management commands."}},
+		{name: "script|load", arity: 3, flags: fNoScript | fStale, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"scripting", "2.6.0", "Loads a server-side Lua script to the script cache."}, run: cmdScriptLoad},
+		{name: "script|exists", arity: -3, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:agg_logical_and",
+			doc: doc{"scripting", "2.6.0", "Determines whether server-side Lua scripts exist in the script cache."}, run: cmdScriptExists},
+		{name: "script|flush", arity: -2, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"scripting", "2.6.0", "Removes all server-side Lua scripts from the script cache."}, run: cmdScriptFlush},
+		{name: "script|kill", arity: 2, flags: fNoScript | fAllowBusy, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:one_succeeded",
+			doc: doc{"scripting", "2.6.0", "Terminates a server-side Lua script during execution."}, run: cmdScriptKill},
+		{name: "script|show", arity: 3, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys,
+			doc: doc{"scripting", "8.0.0", "Show server-side Lua script in the script cache."}, run: cmdScriptShow},
+		{name: "script|help", arity: 2, flags: fLoading | fStale, acl: cSlow | cScripting, keys: noKeys,
+			doc: doc{"scripting", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdScriptHelp},
 	}
 }
 
