@@ -59,7 +59,7 @@ const (
 	msgBusyScript   = "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	msgNotBusy      = "NOTBUSY No scripts in execution right now."
 	msgUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
-	msgScriptKilled = "ERR Script killed by user with SCRIPT KILL..."
+	msgScriptKilled = "Script killed by user with SCRIPT KILL..."
 	// defaultScriptTimeLimit is valkey's busy-reply-threshold.
 	defaultScriptTimeLimit = 5 * time.Second
 )

@@ -1,10 +1,25 @@
 package server
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/valkey-io/valkey-go"
 )
+
+// is sends args on rc and checks the reply.
+func is(t *testing.T, rc *rawClient, want string, args ...string) {
+	t.Helper()
+	if got := rc.do(args...); got != want {
+		t.Errorf("%q: %q, want %q", args, got, want)
+	}
+}
 
 // diffScripts are scripts whose replies must equal valkey-server's, byte
 // for byte: the conversions between RESP and Lua both ways, in RESP2 and
@@ -115,4 +130,141 @@ func TestScriptMatchesValkey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestScriptClients: go-redis's Script.Run (EVALSHA, then EVAL on
+// NOSCRIPT) and valkey-go's Lua helper, in RESP2 and RESP3.
+func TestScriptClients(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctx := ctxT(t)
+	const src = "redis.call('incrby', KEYS[1], ARGV[1]) return {redis.call('get', KEYS[1]), ARGV[2]}"
+	for _, protocol := range []int{2, 3} {
+		c := goRedis(t, addr, protocol)
+		c.ScriptFlush(ctx)
+		s := redis.NewScript(src)
+		for i := 1; i <= 2; i++ { // NOSCRIPT, then cached
+			v, err := s.Run(ctx, c, []string{"gr"}, 10, "x").Result()
+			if err != nil {
+				t.Fatalf("RESP%d go-redis Script.Run %d: %v", protocol, i, err)
+			}
+			if got := fmt.Sprint(v); got != fmt.Sprintf("[%d x]", 10*(i+2*(protocol-2))) {
+				t.Errorf("RESP%d go-redis Script.Run %d = %v", protocol, i, got)
+			}
+		}
+		if ex := c.ScriptExists(ctx, s.Hash()).Val(); len(ex) != 1 || !ex[0] {
+			t.Errorf("RESP%d SCRIPT EXISTS after Script.Run = %v", protocol, ex)
+		}
+		ro := redis.NewScript("return redis.call('get', KEYS[1])")
+		if v, err := ro.RunRO(ctx, c, []string{"gr"}).Result(); err != nil || v != fmt.Sprint(20*(protocol-1)) {
+			t.Errorf("RESP%d go-redis Script.RunRO = %v, %v", protocol, v, err)
+		}
+
+		vc := valkeyGo(t, addr, protocol == 2)
+		vc.Do(ctx, vc.B().ScriptFlush().Build())
+		ls := valkey.NewLuaScript(src)
+		for i := 1; i <= 2; i++ {
+			arr, err := ls.Exec(ctx, vc, []string{"vk" + fmt.Sprint(protocol)}, []string{"5", "y"}).ToArray()
+			if err != nil || len(arr) != 2 {
+				t.Fatalf("RESP%d valkey-go LuaScript.Exec %d: %v, %v", protocol, i, arr, err)
+			}
+			if n, _ := arr[0].ToString(); n != fmt.Sprint(5*i) {
+				t.Errorf("RESP%d valkey-go LuaScript.Exec %d = %q", protocol, i, n)
+			}
+		}
+		if err := valkey.NewLuaScriptReadOnly("return redis.call('set', 'a', 'b')").Exec(ctx, vc, nil, nil).Error(); err == nil ||
+			!strings.Contains(err.Error(), "Write commands are not allowed from read-only scripts.") {
+			t.Errorf("RESP%d valkey-go ExecRO of a write: %v", protocol, err)
+		}
+	}
+}
+
+// TestScriptAtomic: a script's commands run with no other client's
+// between them, on keys it declares and keys it does not.
+func TestScriptAtomic(t *testing.T) {
+	_, addr := startServer(t, nil)
+	ctx := ctxT(t)
+	// A read, then a write: two commands, one step only inside a script.
+	const incr = "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) " +
+		"local w = tonumber(redis.call('get', 'undeclared') or '0') redis.call('set', 'undeclared', w + 1) return v"
+	const workers, each = 8, 200
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := goRedis(t, addr, 2+i%2)
+			for range each {
+				if i%2 == 0 {
+					if err := c.Eval(ctx, incr, []string{"counter"}).Err(); err != nil {
+						t.Error(err)
+						return
+					}
+				} else if err := c.Incr(ctx, "undeclared").Err(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c := goRedis(t, addr, 2)
+	if got := c.Get(ctx, "counter").Val(); got != strconv.Itoa(workers/2*each) {
+		t.Errorf("counter = %s, want %d", got, workers/2*each)
+	}
+	if got := c.Get(ctx, "undeclared").Val(); got != strconv.Itoa(workers*each) {
+		t.Errorf("undeclared = %s, want %d", got, workers*each)
+	}
+}
+
+// TestScriptWatchTracking: a script's write makes a watcher's EXEC fail
+// and sends a tracking client its invalidation, as the command would.
+func TestScriptWatchTracking(t *testing.T) {
+	_, addr := startServer(t, nil)
+	w, other := dialRaw(t, addr), dialRaw(t, addr)
+	is(t, w, "+OK\r\n", "watch", "wk")
+	is(t, other, ":1\r\n", "eval", "return redis.call('incr', 'wk')", "0")
+	is(t, w, "+OK\r\n", "multi")
+	is(t, w, "+QUEUED\r\n", "get", "wk")
+	is(t, w, "*-1\r\n", "exec")
+	// An undeclared key too.
+	is(t, w, "+OK\r\n", "watch", "wk")
+	is(t, other, ":2\r\n", "eval", "return redis.call('incr', 'wk')", "1", "declared")
+	is(t, w, "+OK\r\n", "multi")
+	is(t, w, "*-1\r\n", "exec")
+
+	tr := dialRaw(t, addr)
+	tr.do("hello", "3")
+	is(t, tr, "+OK\r\n", "client", "tracking", "on")
+	is(t, tr, "$1\r\n2\r\n", "eval", "return redis.call('get', 'wk')", "0") // read by a script: tracked
+	is(t, other, "+OK\r\n", "eval", "return redis.call('set', 'wk', 'x')", "0")
+	if got := tr.reply(); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nwk\r\n" {
+		t.Errorf("invalidation after a script's SET: %q", got)
+	}
+}
+
+// TestScriptKill: after the time limit, other clients get BUSY, and
+// SCRIPT KILL stops the script.
+func TestScriptKill(t *testing.T) {
+	_, addr := startServer(t, &Options{ScriptTimeLimit: 50 * time.Millisecond, TCPEngine: TCPNetpoll})
+	runner, other := dialRaw(t, addr), dialRaw(t, addr)
+	is(t, other, "-NOTBUSY No scripts in execution right now.\r\n", "script", "kill")
+	const loop = "local i = 0 while true do i = i + 1 end"
+	runner.send(encode("eval", loop, "0"))
+	for {
+		got := other.do("ping")
+		if got == "-"+msgBusyScript+"\r\n" {
+			break
+		}
+		if got != "+PONG\r\n" {
+			t.Fatalf("PING while a script runs: %q", got)
+		}
+	}
+	is(t, other, "+OK\r\n", "script", "kill")
+	want := "-ERR Script killed by user with SCRIPT KILL... script: " + sha1hex([]byte(loop)) + ", on @user_script:1.\r\n"
+	if got := runner.reply(); got != want {
+		t.Errorf("killed script's reply %q, want %q", got, want)
+	}
+	is(t, other, "+PONG\r\n", "ping")
+	is(t, other, "-NOTBUSY No scripts in execution right now.\r\n", "script", "kill")
+	is(t, runner, "+PONG\r\n", "ping")
 }
