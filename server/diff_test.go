@@ -376,6 +376,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.tx()
 	case g.rng.IntN(4) == 0:
 		cmd = g.more()
+	case g.rng.IntN(20) == 0:
+		cmd = g.script() // script_test.go's scripts
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -895,4 +897,63 @@ func (g *cmdGen) bitOffset() string {
 func (g *cmdGen) sameFamily() (string, string) {
 	family := [][]string{{"k0", "k1", "k2"}, {"z0", "z1"}, {"x0", "x1"}, {"h0", "hcopy"}, {"l0", "lcopy"}, {"s0", "scopy"}}[g.rng.IntN(6)]
 	return g.pick(family...), g.pick(family...)
+}
+
+// diffGenScripts are the scripts the random differential test runs on its
+// keys: the conversions of each type's replies and errors, raised and
+// caught.
+var diffGenScripts = []string{
+	"return redis.call('get', KEYS[1])",
+	"return redis.pcall('incr', KEYS[1])",
+	"return redis.call('incr', KEYS[1])",
+	"redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+	"return redis.call('lrange', KEYS[1], 0, -1)",
+	"return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+	"redis.setresp(3) return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+	"redis.setresp(3) return redis.call('zscore', KEYS[1], ARGV[1])",
+	"redis.setresp(3) local r = redis.pcall('zscore', KEYS[1], ARGV[1]) if type(r) == 'table' and r.double then return {r.double} end return r",
+	"return {redis.call('type', KEYS[1]), redis.call('exists', KEYS[1])}",
+	"return redis.call('del', KEYS[1])",
+	"return redis.call('rpush', KEYS[1], ARGV[1])",
+	"return redis.call('hset', KEYS[1], 'f', ARGV[1])",
+	"return redis.call('hget', KEYS[1], 'f')",
+	"redis.setresp(3) return redis.call('hget', KEYS[1], 'f')",
+	"return redis.call('xlen', KEYS[1])",
+	"local t = {} for i = 1, #KEYS do t[i] = redis.pcall('type', KEYS[i]) end return t",
+	"return redis.call('incrbyfloat', KEYS[1], ARGV[1])",
+	"return redis.call('zadd', KEYS[1], ARGV[1], 'm')",
+	"return tonumber(ARGV[1])",
+	"return redis.call('nosuch')",
+	"return redis.call('set', KEYS[1])",
+	"return {redis.call('mget', KEYS[1], 'nokey'), false, 1.5, true}",
+	"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+	"#!lua flags=no-writes\nreturn redis.call('del', KEYS[1])",
+	"#!lua\nreturn redis.call('append', KEYS[1], ARGV[1])",
+}
+
+// script is EVAL, EVALSHA, EVAL_RO or EVALSHA_RO of one of diffGenScripts
+// on the generator's keys, or SCRIPT LOAD, EXISTS or FLUSH.
+func (g *cmdGen) script() []string {
+	src := diffGenScripts[g.rng.IntN(len(diffGenScripts))]
+	switch g.rng.IntN(20) {
+	case 0:
+		return []string{"script", "load", src}
+	case 1:
+		return []string{"script", "exists", sha1hex([]byte(src)), "nosuch"}
+	case 2:
+		return []string{"script", "flush"}
+	}
+	name := g.pick("eval", "eval", "evalsha", "eval_ro", "evalsha_ro")
+	body := src
+	if strings.HasPrefix(name, "evalsha") {
+		body = sha1hex([]byte(src))
+	}
+	arg := g.pick(g.integer(), g.member(), g.float())
+	switch g.rng.IntN(10) {
+	case 0:
+		return []string{name, body, "2", g.key(), g.key(), arg}
+	case 1:
+		return []string{name, body, g.pick("-1", "3", "x"), g.key(), arg}
+	}
+	return []string{name, body, "1", g.key(), arg}
 }

@@ -88,7 +88,12 @@ type luaScript struct {
 	body  string
 	flags scriptFlags
 	proto *lua.FunctionProto
+	// selects: the script names SELECT (as far as a look at its text
+	// can tell): the first selectDBs databases are made before it runs.
+	selects bool
 }
+
+const selectDBs = 16
 
 // scripting is a Server's script cache and Lua states.
 type scripting struct {
@@ -191,7 +196,8 @@ func (s *scripting) compile(body []byte) (*luaScript, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): user_script:" + compileError(err)
 	}
-	sc = &luaScript{sha: sha, body: src, flags: flags, proto: proto}
+	sc = &luaScript{sha: sha, body: src, flags: flags, proto: proto,
+		selects: strings.Contains(strings.ToLower(src), "select")}
 	s.mu.Lock()
 	if old := s.scripts[sha]; old != nil {
 		sc = old
@@ -304,6 +310,12 @@ func cmdEval(c *conn, args [][]byte) {
 // replies with its result.
 func (c *conn) runScript(run *scriptRun, sc *luaScript, keys, argv [][]byte) {
 	s := &c.srv.scripts
+	if sc.selects && !c.tx.running && c.srv.cluster == nil {
+		// Databases cannot be made while every shard is locked.
+		for i := range min(len(c.srv.dbs), selectDBs) {
+			c.srv.db(i)
+		}
+	}
 	if !c.tx.running {
 		c.lockTx(true)
 		c.tx.running = true
@@ -452,10 +464,11 @@ func (c *conn) scriptCall(run *scriptRun, args [][]byte) ([]byte, string) {
 			return nil, msg
 		}
 	}
-	if cmd.name == "select" {
-		// The databases are locked: one not made yet cannot be made now.
+	if cmd.name == "select" && c.srv.cluster == nil {
+		// The databases are locked: one not made yet cannot be made now
+		// (runScript makes the first selectDBs before).
 		if i, ok := parseInt(args[1]); ok && i >= 0 && i < int64(len(c.srv.dbs)) && c.srv.dbs[i].Load() == nil {
-			return nil, "ERR SELECT of a database not used before is not supported in a script by this server"
+			return nil, "SELECT of a database not used before the script is not supported by this server"
 		}
 	}
 	if c.trk.on && cmd.flags&fReadonly != 0 {

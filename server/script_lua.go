@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ func newLuaVM() *luaVM {
 		}
 	}
 	real.RawSetString("pcall", L.NewFunction(vm.pcall))
+	real.RawSetString("tonumber", L.NewFunction(luaToNumber(g.RawGetString("tonumber"))))
 	for _, name := range []string{"string", "table", "math", "coroutine"} {
 		real.RawSetString(name, vm.readonly(g.RawGetString(name).(*lua.LTable)))
 	}
@@ -689,4 +691,56 @@ func indexCRLF(b []byte) int {
 		}
 	}
 	return len(b) - 2
+}
+
+// luaToNumber is tonumber with Lua 5.1's reading of a string in base 10
+// (luaO_str2d: C's strtod, hexadecimal integers, spaces around), which
+// gopher-lua's does not follow; other calls go to gopher-lua's.
+func luaToNumber(orig lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		str, ok := L.Get(1).(lua.LString)
+		if !ok || L.GetTop() != 1 {
+			L.Push(orig)
+			L.Insert(orig, 1)
+			L.Pop(1)
+			L.Call(L.GetTop()-1, 1)
+			return 1
+		}
+		f, ok := str2d(string(str))
+		if !ok {
+			L.Push(lua.LNil)
+		} else {
+			L.Push(lua.LNumber(f))
+		}
+		return 1
+	}
+}
+
+func str2d(s string) (float64, bool) {
+	s = strings.Trim(s, " \t\n\v\f\r")
+	if s == "" {
+		return 0, false
+	}
+	body, neg := s, false
+	if body[0] == '-' || body[0] == '+' {
+		body, neg = body[1:], body[0] == '-'
+	}
+	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		n, err := strconv.ParseUint(body[2:], 16, 64)
+		if err != nil {
+			return 0, false
+		}
+		if neg {
+			return -float64(n), true
+		}
+		return float64(n), true
+	}
+	if strings.ContainsAny(body, "_") || body[0] == '-' || body[0] == '+' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
 }

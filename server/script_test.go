@@ -80,6 +80,11 @@ var diffScripts = [][]string{
 	{"#!lua\nreturn 1"}, {"#!lua flags=no-writes\nreturn redis.call('set', 'a', 'b')"}, {"#!lua flags=no-writes\nreturn redis.call('get', 'sk')"},
 	{"#!lua flags=bad\nreturn 1"}, {"#!luax\nreturn 1"}, {"#!lua x=1\nreturn 1"}, {"#!lua flags=\nreturn 1"},
 	{"#!lua flags=allow-oom,no-writes\nreturn 1"}, {"#!lua"},
+	{"return {tonumber('10', 2), tonumber(5), tonumber(' 0x1f '), tonumber('1e3'), tonumber('x'), tonumber('5.'), 7}"},
+	{"return tonumber('1e400')"}, {"return tonumber(nil)"},
+	// SELECT changes the script's database only.
+	{"redis.call('select', 3) redis.call('set', 'dbk', 'x') return redis.call('dbsize')"}, {"return redis.call('exists', 'dbk')"},
+	{"return redis.call('select', 99)"},
 	// Numkeys.
 	{"return 1", "-1"}, {"return 1", "2", "a"}, {"return 1", "x"}, {"return 1", "99999999999999999999"},
 }
@@ -267,4 +272,31 @@ func TestScriptKill(t *testing.T) {
 	is(t, other, "+PONG\r\n", "ping")
 	is(t, other, "-NOTBUSY No scripts in execution right now.\r\n", "script", "kill")
 	is(t, runner, "+PONG\r\n", "ping")
+}
+
+// TestScriptCluster: on a cluster's node, a script's declared keys are
+// routed as a command's, and its commands may touch only this node's keys,
+// of one slot unless the script has no shebang (valkey's scriptVerifyClusterState).
+func TestScriptCluster(t *testing.T) {
+	ec := startCluster(t, 2)
+	rc := dialRaw(t, ec.addrs[0])
+	own, own2, other := keyIn(0), keyIn(1), keyIn(NumSlots-1)
+	where := func(src string) string {
+		return " script: " + sha1hex([]byte(src)) + ", on @user_script:" + strconv.Itoa(strings.Count(src, "\n")+1) + ".\r\n"
+	}
+	set := "return redis.call('set', KEYS[1], 'v')"
+	is(t, rc, "+OK\r\n", "eval", set, "1", own)
+	is(t, rc, "-MOVED 16383 "+ec.addrs[1]+"\r\n", "eval", set, "1", other)
+	is(t, rc, "-CROSSSLOT Keys in request don't hash to the same slot\r\n", "eval", "return 1", "2", own, own2)
+	get := "return redis.call('get', '" + other + "')"
+	is(t, rc, "-ERR Script attempted to access a non local key in a cluster node"+where(get), "eval", get, "1", own)
+	is(t, rc, "-ERR Script attempted to access a non local key in a cluster node"+where(get), "eval", get, "0")
+	local := "return redis.call('get', '" + own2 + "')"
+	is(t, rc, "$-1\r\n", "eval", local, "1", own) // no shebang: cross-slot keys allowed
+	flagged := "#!lua\n" + local
+	is(t, rc, "-ERR Script attempted to access keys that do not hash to the same slot"+where(flagged), "eval", flagged, "1", own)
+	mset := "return redis.call('mset', '" + own + "', 1, '" + own2 + "', 2)"
+	is(t, rc, "-ERR Command 'mset' in script attempted to access keys that don't hash to the same slot"+where(mset), "eval", mset, "0")
+	is(t, rc, "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n", "eval", "#!lua flags=no-cluster\nreturn 1", "0")
+	is(t, rc, "-ERR SELECT is not allowed in cluster mode"+where("return redis.call('select', 1)"), "eval", "return redis.call('select', 1)", "0")
 }
