@@ -196,6 +196,9 @@ func (s *scripting) compile(body []byte) (*luaScript, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): user_script:" + compileError(err)
 	}
+	// Lua 5.1 gives a main chunk no arg table (gopher-lua makes one for
+	// each call).
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sc = &luaScript{sha: sha, body: src, flags: flags, proto: proto,
 		selects: strings.Contains(strings.ToLower(src), "select")}
 	s.mu.Lock()

@@ -39,7 +39,8 @@ type luaVM struct {
 	errh    *lua.LFunction
 	fns     map[*lua.FunctionProto]*lua.LFunction
 	cur     *scriptRun
-	keys    [][]byte // scratch for server.call's arguments
+	keys    [][]byte    // scratch for server.call's arguments
+	empty   *lua.LTable // KEYS and ARGV between runs
 }
 
 // luaGlobals are the globals valkey's allow lists keep from the base
@@ -95,6 +96,8 @@ func newLuaVM() *luaVM {
 	L.G.Global = vm.globals
 	L.Env = vm.globals
 	vm.errh = L.NewFunction(vm.errorHandler)
+	vm.empty = vm.readonly(L.NewTable())
+	vm.reset()
 	return vm
 }
 
@@ -191,8 +194,10 @@ func (vm *luaVM) run(c *conn, run *scriptRun, sc *luaScript, keys, argv [][]byte
 // in the proxies with rawset.
 func (vm *luaVM) reset() {
 	vm.cur = nil
-	vm.real.RawSetString("KEYS", lua.LNil)
-	vm.real.RawSetString("ARGV", lua.LNil)
+	// Overwritten, not deleted: gopher-lua's tables remember every key
+	// once added, and a key deleted and added again grows them.
+	vm.real.RawSetString("KEYS", vm.empty)
+	vm.real.RawSetString("ARGV", vm.empty)
 	for _, p := range vm.proxies {
 		for k, _ := p.Next(lua.LNil); k != lua.LNil; k, _ = p.Next(lua.LNil) {
 			p.RawSet(k, lua.LNil)

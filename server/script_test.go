@@ -300,3 +300,9 @@ func TestScriptCluster(t *testing.T) {
 	is(t, rc, "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n", "eval", "#!lua flags=no-cluster\nreturn 1", "0")
 	is(t, rc, "-ERR SELECT is not allowed in cluster mode"+where("return redis.call('select', 1)"), "eval", "return redis.call('select', 1)", "0")
 }
+
+// BenchmarkEvalSha: a script of one GET (of a missing key), by SHA1.
+func BenchmarkEvalSha(b *testing.B) {
+	const src = "return redis.call('get', KEYS[1])"
+	benchCommands(b, encode("script", "load", src), encode("evalsha", sha1hex([]byte(src)), "1", "k"), "$-1\r\n")
+}
