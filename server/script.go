@@ -50,8 +50,8 @@ import (
 // the limit keeps waiting, and on the gnet engine a SCRIPT KILL sent on a
 // connection of the same event loop as the script waits too.
 //
-// Not done: FUNCTION and FCALL, SCRIPT DEBUG, the cjson, cmsgpack, bit
-// and struct libraries, valkey's own math.random sequence; gopher-lua's
+// Not done: FUNCTION and FCALL, SCRIPT DEBUG, the cjson, cmsgpack
+// and struct libraries (bit is there), valkey's own math.random sequence; gopher-lua's
 // compile error messages differ from Lua 5.1's.
 
 const (

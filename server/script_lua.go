@@ -80,6 +80,7 @@ func newLuaVM() *luaVM {
 		os.RawSetString("clock", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	}
 	real.RawSetString("os", vm.readonly(os))
+	real.RawSetString("bit", vm.readonly(luaBitLib(L)))
 	api := vm.readonly(vm.api())
 	real.RawSetString("server", api)
 	real.RawSetString("redis", api)

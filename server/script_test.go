@@ -85,6 +85,10 @@ var diffScripts = [][]string{
 	// SELECT changes the script's database only.
 	{"redis.call('select', 3) redis.call('set', 'dbk', 'x') return redis.call('dbsize')"}, {"return redis.call('exists', 'dbk')"},
 	{"return redis.call('select', 99)"},
+	// The bit library.
+	{"return {bit.band(0xff, 0x0f, 7), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.bnot(0), bit.tobit(2^32 + 5), bit.tobit(2.5), bit.tobit(3.5)}"},
+	{"return {bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678)}"},
+	{"return {bit.tohex(255), bit.tohex(-1, -4), bit.tohex(0x1234, 2), bit.tohex(1, 20), bit.lshift(1, 33)}"},
 	// Numkeys.
 	{"return 1", "-1"}, {"return 1", "2", "a"}, {"return 1", "x"}, {"return 1", "99999999999999999999"},
 }
