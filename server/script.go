@@ -50,9 +50,10 @@ import (
 // the limit keeps waiting, and on the gnet engine a SCRIPT KILL sent on a
 // connection of the same event loop as the script waits too.
 //
-// Not done: FUNCTION and FCALL, SCRIPT DEBUG, the cjson, cmsgpack
-// and struct libraries (bit is there), valkey's own math.random sequence; gopher-lua's
-// compile error messages differ from Lua 5.1's.
+// Not done: FUNCTION and FCALL, SCRIPT DEBUG, the cjson, cmsgpack and
+// struct libraries (bit is there), valkey's own math.random sequence.
+// gopher-lua's compile errors and number-to-string conversions (tostring,
+// ..: Go's shortest digits, not %.14g) differ from Lua 5.1's.
 
 const (
 	msgNoScript     = "NOSCRIPT No matching script."
