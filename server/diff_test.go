@@ -931,6 +931,24 @@ var diffGenScripts = []string{
 	"#!lua\nreturn redis.call('append', KEYS[1], ARGV[1])",
 }
 
+// diffGenLibrary holds diffGenScripts as functions f0, f1, ...: KEYS and
+// ARGV are the callback's arguments; a shebang is a no-writes flag.
+var diffGenLibrary = func() string {
+	var b strings.Builder
+	b.WriteString("#!lua name=difflib\n")
+	for i, src := range diffGenScripts {
+		flags := ""
+		if strings.Contains(src, "no-writes") {
+			flags = ", flags={'no-writes'}"
+		}
+		if j := strings.IndexByte(src, '\n'); strings.HasPrefix(src, "#!") {
+			src = src[j+1:]
+		}
+		fmt.Fprintf(&b, "redis.register_function{function_name='f%d', callback=function(KEYS, ARGV) %s end%s}\n", i, src, flags)
+	}
+	return b.String()
+}()
+
 // script is EVAL, EVALSHA, EVAL_RO or EVALSHA_RO of one of diffGenScripts
 // on the generator's keys, or SCRIPT LOAD, EXISTS or FLUSH.
 func (g *cmdGen) script() []string {
@@ -942,6 +960,13 @@ func (g *cmdGen) script() []string {
 		return []string{"script", "exists", sha1hex([]byte(src)), "nosuch"}
 	case 2:
 		return []string{"script", "flush"}
+	case 3, 4:
+		// The functions of diffGenScripts: f0, f1, ... (FCALL before
+		// FUNCTION LOAD gets "Function not found" on both).
+		if g.rng.IntN(8) == 0 {
+			return []string{"function", "load", "replace", diffGenLibrary}
+		}
+		return []string{g.pick("fcall", "fcall_ro"), "f" + strconv.Itoa(g.rng.IntN(len(diffGenScripts))), "1", g.key(), g.member()}
 	}
 	name := g.pick("eval", "eval", "evalsha", "eval_ro", "evalsha_ro")
 	body := src

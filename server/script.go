@@ -58,6 +58,7 @@ import (
 const (
 	msgNoScript     = "NOSCRIPT No matching script."
 	msgBusyScript   = "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	msgBusyFunction = "BUSY Valkey is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	msgNotBusy      = "NOTBUSY No scripts in execution right now."
 	msgUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	msgScriptKilled = "Script killed by user with SCRIPT KILL..."
@@ -121,6 +122,7 @@ type scriptRun struct {
 	state   atomic.Int32
 	cancel  context.CancelFunc
 	scratch []byte
+	fn      bool // FCALL's, not EVAL's
 }
 
 const (
@@ -352,6 +354,9 @@ func (c *conn) checkBusy(cmd *command) string {
 	if time.Since(run.start) < limit {
 		return ""
 	}
+	if run.fn {
+		return msgBusyFunction
+	}
 	return msgBusyScript
 }
 
@@ -394,11 +399,19 @@ func cmdScriptFlush(c *conn, args [][]byte) {
 	c.addOK()
 }
 
-// SCRIPT KILL
-func cmdScriptKill(c *conn, _ [][]byte) {
+// SCRIPT KILL, FUNCTION KILL
+func cmdScriptKill(c *conn, args [][]byte) {
 	run := c.srv.scripts.running.Load()
 	if run == nil || run.c == c {
 		c.addError(msgNotBusy)
+		return
+	}
+	if byFunction := eqFold(args[0], "function"); run.fn != byFunction {
+		if run.fn {
+			c.addError(msgBusyFunction)
+		} else {
+			c.addError(msgBusyScript)
+		}
 		return
 	}
 	if run.state.CompareAndSwap(runClean, runKilled) || run.state.Load() == runKilled {

@@ -41,6 +41,7 @@ type luaVM struct {
 	cur     *scriptRun
 	keys    [][]byte    // scratch for server.call's arguments
 	empty   *lua.LTable // KEYS and ARGV between runs
+	apiReal *lua.LTable // the server table behind its proxy
 }
 
 // luaGlobals are the globals valkey's allow lists keep from the base
@@ -81,7 +82,8 @@ func newLuaVM() *luaVM {
 	}
 	real.RawSetString("os", vm.readonly(os))
 	real.RawSetString("bit", vm.readonly(luaBitLib(L)))
-	api := vm.readonly(vm.api())
+	vm.apiReal = vm.api()
+	api := vm.readonly(vm.apiReal)
 	real.RawSetString("server", api)
 	real.RawSetString("redis", api)
 	// A global that is not there is an error.
@@ -177,12 +179,18 @@ func (vm *luaVM) run(c *conn, run *scriptRun, sc *luaScript, keys, argv [][]byte
 	L.Push(fn)
 	err := L.PCall(0, 1, vm.errh)
 	L.RemoveContext()
+	vm.finish(c, run, sc.sha, err)
+}
+
+// finish replies to c with a run's result (on the stack) or error.
+func (vm *luaVM) finish(c *conn, run *scriptRun, name string, err error) {
+	L := vm.L
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {
 			obj = ae.Object
 		}
-		c.addError(scriptError(obj, sc.sha))
+		c.addError(scriptError(obj, name))
 	} else {
 		v := L.Get(-1)
 		vm.reply(c, run, v, 0)

@@ -276,6 +276,25 @@ func TestScriptKill(t *testing.T) {
 	is(t, other, "+PONG\r\n", "ping")
 	is(t, other, "-NOTBUSY No scripts in execution right now.\r\n", "script", "kill")
 	is(t, runner, "+PONG\r\n", "ping")
+
+	// A function: FUNCTION KILL, not SCRIPT KILL.
+	is(t, runner, "$4\r\nspin\r\n", "function", "load", "#!lua name=spin\nredis.register_function('spin', function() "+loop+" end)")
+	runner.send(encode("fcall", "spin", "0"))
+	for {
+		got := other.do("ping")
+		if got == "-"+msgBusyFunction+"\r\n" {
+			break
+		}
+		if got != "+PONG\r\n" {
+			t.Fatalf("PING while a function runs: %q", got)
+		}
+	}
+	is(t, other, "-"+msgBusyFunction+"\r\n", "script", "kill")
+	is(t, other, "+OK\r\n", "function", "kill")
+	want = "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
+	if got := runner.reply(); got != want {
+		t.Errorf("killed function's reply %q, want %q", got, want)
+	}
 }
 
 // TestScriptCluster: on a cluster's node, a script's declared keys are
@@ -309,4 +328,55 @@ func TestScriptCluster(t *testing.T) {
 func BenchmarkEvalSha(b *testing.B) {
 	const src = "return redis.call('get', KEYS[1])"
 	benchCommands(b, encode("script", "load", src), encode("evalsha", sha1hex([]byte(src)), "1", "k"), "$-1\r\n")
+}
+
+// TestFunctionMatchesValkey compares FUNCTION and FCALL with
+// valkey-server's, in RESP2 and RESP3.
+func TestFunctionMatchesValkey(t *testing.T) {
+	theirs := testutil.ValkeyServer(t)
+	_, ours := startServer(t, nil)
+	lib := "#!lua name=mylib\n" +
+		"redis.register_function('f1', function(keys, args) return {keys[1], args[1], #keys, #args} end)\n" +
+		"redis.register_function{function_name='f2', callback=function(keys, args) return redis.call('set', keys[1], args[1]) end, flags={'no-writes'}, description='desc'}\n" +
+		"redis.register_function{function_name='f3', callback=function(keys, args) return redis.call('incr', keys[1]) end}\n" +
+		"redis.register_function('f4', function() return y end)\n" +
+		"redis.register_function('f5', function() error('bad') end)\n"
+	one := func(name, body string) string {
+		return "#!lua name=" + name + "\nredis.register_function('" + name + "_f', function(keys, args) " + body + " end)"
+	}
+	for _, proto := range []string{"2", "3"} {
+		a, b := dialRaw(t, ours), dialRaw(t, theirs)
+		for _, rc := range []*rawClient{a, b} {
+			rc.do("hello", proto)
+			rc.do("flushall")
+			rc.do("function", "flush")
+		}
+		for _, cmd := range [][]string{
+			{"function", "load", lib}, {"function", "load", lib}, {"fcall", "f1", "1", "k", "a"}, {"fcall_ro", "f1", "2", "k", "j", "a", "b"},
+			{"fcall", "f2", "1", "k", "a"}, {"fcall", "f3", "1", "n"}, {"fcall_ro", "f3", "1", "n"}, {"fcall", "f4", "0"}, {"fcall", "f5", "0"},
+			{"fcall", "nosuch", "0"}, {"fcall", "f1", "-1"}, {"fcall", "f1", "5", "k"}, {"fcall", "f1", "x"},
+			{"function", "load", "replace", one("mylib", "return 1")}, {"fcall", "f1", "0"}, {"fcall", "mylib_f", "0"},
+			{"function", "load", one("other", "return 2")}, {"function", "list", "libraryname", "other"},
+			{"function", "list", "withcode", "libraryname", "oth*"}, {"function", "list", "libraryname", "nosuch"},
+			{"function", "load", "#!lua name=dup\nredis.register_function('mylib_f', function() return 1 end)"},
+			{"function", "load", "return 1"}, {"function", "load", "#!lua"}, {"function", "load", "#!lua name=a b=c\n"},
+			{"function", "load", "#!js name=a\n"}, {"function", "load", "#!lua name=a name=b\n"}, {"function", "load", "replace"},
+			{"function", "load", "#!lua name=a-b\nreturn 1"}, {"function", "load", "#!lua name=x\nreturn 1"},
+			{"function", "load", "#!lua name=x\nredis.register_function('f 1', function() return 1 end)"},
+			{"function", "load", "#!lua name=x\nredis.call('ping')"}, {"function", "load", "#!lua name=x\nlocal a = b"},
+			{"function", "load", "#!lua name=x\nredis.register_function('a', function() return 1 end)\nredis.register_function('a', function() return 1 end)"},
+			{"function", "load", "#!lua name=x\nredis.register_function{function_name='a', callback=function() return 1 end, flags={'bad'}}"},
+			{"function", "load", "#!lua name=x\nredis.register_function('a')"},
+			{"function", "load", "#!lua name=x\nredis.register_function('a', function() return 1 end, 3)"},
+			{"function", "load", "#!lua name=x\nredis.register_function{function_name='a', callback=function() return 1 end, other=1}"},
+			{"function", "list", "x"}, {"function", "list", "libraryname"}, {"function", "list", "withcode", "withcode"},
+			{"function", "delete", "nosuch"}, {"function", "delete", "other"}, {"fcall", "other_f", "0"},
+			{"function", "flush", "x"}, {"function", "help"}, {"function", "flush"}, {"fcall", "mylib_f", "0"}, {"function", "list"},
+			{"multi"}, {"function", "load", one("txlib", "return redis.call('incr', keys[1])")}, {"fcall", "txlib_f", "1", "tx"}, {"exec"},
+		} {
+			if got, want := a.do(cmd...), b.do(cmd...); got != want {
+				t.Errorf("RESP%s %q: %s", proto, cmd, diff(got, want))
+			}
+		}
+	}
 }

@@ -147,6 +147,7 @@ type Server struct {
 	trk *tracking // client-side caching's table (tracking.go)
 	// scripts: the script cache and Lua states (script.go).
 	scripts scripting
+	funcs   functions // FUNCTION's libraries (function.go)
 	// outputLimitClosed counts the clients closed at PubsubLimit.
 	outputLimitClosed atomic.Uint64
 
