@@ -38,6 +38,9 @@ type luaFunction struct {
 	lib        *library
 }
 
+// loadTimeout bounds a library's loading, as valkey's.
+const loadTimeout = 500 * time.Millisecond
+
 const msgBadFuncName = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
 
 func validFuncName(s string) bool {
@@ -179,19 +182,32 @@ func (vm *luaVM) loadLibrary(proto *lua.FunctionProto, lib *library) string {
 		api.RawSetString(k, vm.apiReal.RawGetString(k))
 	}
 	L.SetMetatable(api, vm.real.Metatable) // a missing field: nonexistent global
-	env := L.NewTable()
-	vm.real.ForEach(func(k, v lua.LValue) { env.RawSet(k, v) })
-	env.RawSetString("server", vm.readonly(api))
-	env.RawSetString("redis", env.RawGetString("server"))
-	L.SetMetatable(env, vm.real.Metatable)
-	genv := vm.readonly(env)
-	env.RawSetString("_G", genv)
-	vm.proxies = vm.proxies[:len(vm.proxies)-2] // these two go with the library
+	// As valkey, the library runs with the globals of every script, but
+	// for server (and redis), which is the loading API while it runs: a
+	// function it defines looks its globals up when it is called.
+	ro := vm.readonly(api)
+	vm.proxies = vm.proxies[:len(vm.proxies)-1] // goes with the load
+	full := vm.real.RawGetString("server")
+	vm.real.RawSetString("server", ro)
+	vm.real.RawSetString("redis", ro)
+	defer func() {
+		vm.real.RawSetString("server", full)
+		vm.real.RawSetString("redis", full)
+	}()
 	fn := L.NewFunctionFromProto(proto)
-	fn.Env = genv
+	fn.Env = vm.globals
+	// valkey's load timeout: a library that never ends must not hold
+	// functions.mu (and so every FCALL, which holds every shard).
+	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
+	defer cancel()
+	L.SetContext(ctx)
 	L.Push(fn)
 	err := L.PCall(0, 0, vm.errh)
+	L.RemoveContext()
 	L.SetTop(0)
+	if ctx.Err() != nil {
+		return "ERR FUNCTION LOAD timeout"
+	}
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {

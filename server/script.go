@@ -50,8 +50,8 @@ import (
 // the limit keeps waiting, and on the gnet engine a SCRIPT KILL sent on a
 // connection of the same event loop as the script waits too.
 //
-// Not done: FUNCTION and FCALL, SCRIPT DEBUG, the cjson, cmsgpack and
-// struct libraries (bit is there), valkey's own math.random sequence.
+// FUNCTION and FCALL are function.go's. Not done: SCRIPT DEBUG, the
+// cjson, cmsgpack and struct libraries (bit is there), valkey's own math.random sequence.
 // gopher-lua's compile errors and number-to-string conversions (tostring,
 // ..: Go's shortest digits, not %.14g) differ from Lua 5.1's.
 

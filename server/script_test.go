@@ -372,6 +372,9 @@ func TestFunctionMatchesValkey(t *testing.T) {
 			{"function", "list", "x"}, {"function", "list", "libraryname"}, {"function", "list", "withcode", "withcode"},
 			{"function", "delete", "nosuch"}, {"function", "delete", "other"}, {"fcall", "other_f", "0"},
 			{"function", "flush", "x"}, {"function", "help"}, {"function", "flush"}, {"fcall", "mylib_f", "0"}, {"function", "list"},
+			{"function", "load", "#!lua name=forever\nwhile true do end"},
+			{"function", "load", "#!lua name=helper\nlocal function get(k) return redis.call('get', k) end\nredis.register_function('helper_f', function(keys) return get(keys[1]) end)"},
+			{"fcall", "helper_f", "1", "k"},
 			{"multi"}, {"function", "load", one("txlib", "return redis.call('incr', keys[1])")}, {"fcall", "txlib_f", "1", "tx"}, {"exec"},
 		} {
 			if got, want := a.do(cmd...), b.do(cmd...); got != want {
