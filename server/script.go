@@ -90,8 +90,9 @@ type luaScript struct {
 	body  string
 	flags scriptFlags
 	proto *lua.FunctionProto
-	// selects: the script names SELECT (as far as a look at its text
-	// can tell): the first selectDBs databases are made before it runs.
+	// selects: the script may name a database (SELECT, MOVE, COPY,
+	// SWAPDB, as far as a look at its text can tell): the first selectDBs
+	// databases are made before it runs.
 	selects bool
 }
 
@@ -203,7 +204,7 @@ func (s *scripting) compile(body []byte) (*luaScript, string) {
 	// each call).
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sc = &luaScript{sha: sha, body: src, flags: flags, proto: proto,
-		selects: strings.Contains(strings.ToLower(src), "select")}
+		selects: namesDB(src)}
 	s.mu.Lock()
 	if old := s.scripts[sha]; old != nil {
 		sc = old
@@ -225,6 +226,17 @@ func compileError(err error) string {
 		msg = msg[i+len("line:"):]
 	}
 	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// namesDB reports whether src mentions a command that names a database.
+func namesDB(src string) bool {
+	l := strings.ToLower(src)
+	for _, w := range []string{"select", "move", "copy", "swapdb"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *scripting) lookup(sha []byte) *luaScript {
@@ -481,11 +493,17 @@ func (c *conn) scriptCall(run *scriptRun, args [][]byte) ([]byte, string) {
 			return nil, msg
 		}
 	}
-	if cmd.name == "select" && c.srv.cluster == nil {
+	if cmd.dbArgs[0] != 0 && c.srv.cluster == nil {
 		// The databases are locked: one not made yet cannot be made now
 		// (runScript makes the first selectDBs before).
-		if i, ok := parseInt(args[1]); ok && i >= 0 && i < int64(len(c.srv.dbs)) && c.srv.dbs[i].Load() == nil {
-			return nil, "SELECT of a database not used before the script is not supported by this server"
+		last := int(cmd.dbArgs[1])
+		if last < 0 {
+			last += len(args)
+		}
+		for i := int(cmd.dbArgs[0]); i <= last && i < len(args); i++ {
+			if n, ok := parseInt(args[i]); ok && n >= 0 && n < int64(len(c.srv.dbs)) && c.srv.dbs[n].Load() == nil {
+				return nil, "A database not used before the script is not supported in it by this server"
+			}
 		}
 	}
 	if c.trk.on && cmd.flags&fReadonly != 0 {
