@@ -383,3 +383,21 @@ func TestFunctionMatchesValkey(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptUnkillable: SCRIPT KILL refuses a script that has written
+// (its state is set here: a real one would never end).
+func TestScriptUnkillable(t *testing.T) {
+	srv, addr := startServer(t, nil)
+	run := &scriptRun{c: &conn{}, cancel: func() { t.Error("a dirty script was cancelled") }}
+	run.state.Store(runDirty)
+	srv.scripts.running.Store(run)
+	defer srv.scripts.running.Store(nil)
+	rc := dialRaw(t, addr)
+	is(t, rc, "-"+msgUnkillable+"\r\n", "script", "kill")
+	is(t, rc, "-"+msgBusyScript+"\r\n", "function", "kill")
+	fn := &scriptRun{c: &conn{}, fn: true, cancel: run.cancel}
+	fn.state.Store(runDirty)
+	srv.scripts.running.Store(fn)
+	is(t, rc, "-"+msgBusyFunction+"\r\n", "script", "kill")
+	is(t, rc, "-"+msgUnkillable+"\r\n", "function", "kill")
+}
