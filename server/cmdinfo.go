@@ -276,7 +276,7 @@ func cmdCommandGetKeys(c *conn, args [][]byte) {
 		return
 	}
 	keys := cmd.keys.appendKeys(nil, req)
-	if len(keys) == 0 {
+	if len(keys) == 0 && !cmd.keys.numkeys {
 		c.addError("ERR Invalid arguments specified for command")
 		return
 	}

@@ -240,6 +240,8 @@ func (c *conn) exec(args [][]byte) {
 		msg = "NOSUB '" + cmd.name + "' command executed not in subscribed mode"
 	case c.tx.multi && cmd.flags&fNoMulti != 0:
 		msg = msgNoMulti
+	default:
+		msg = c.checkBusy(cmd) // script.go
 	}
 	switch {
 	case msg != "":

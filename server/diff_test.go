@@ -386,6 +386,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.tx()
 	case g.rng.IntN(4) == 0:
 		cmd = g.more()
+	case g.rng.IntN(20) == 0:
+		cmd = g.script() // script_test.go's scripts
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -1229,4 +1231,88 @@ func TestDifferentialStreams(t *testing.T) {
 			}
 		}
 	}
+}
+
+// diffGenScripts are the scripts the random differential test runs on its
+// keys: the conversions of each type's replies and errors, raised and
+// caught.
+var diffGenScripts = []string{
+	"return redis.call('get', KEYS[1])",
+	"return redis.pcall('incr', KEYS[1])",
+	"return redis.call('incr', KEYS[1])",
+	"redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+	"return redis.call('lrange', KEYS[1], 0, -1)",
+	"return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+	"redis.setresp(3) return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+	"redis.setresp(3) return redis.call('zscore', KEYS[1], ARGV[1])",
+	"redis.setresp(3) local r = redis.pcall('zscore', KEYS[1], ARGV[1]) if type(r) == 'table' and r.double then return {r.double} end return r",
+	"return {redis.call('type', KEYS[1]), redis.call('exists', KEYS[1])}",
+	"return redis.call('del', KEYS[1])",
+	"return redis.call('rpush', KEYS[1], ARGV[1])",
+	"return redis.call('hset', KEYS[1], 'f', ARGV[1])",
+	"return redis.call('hget', KEYS[1], 'f')",
+	"redis.setresp(3) return redis.call('hget', KEYS[1], 'f')",
+	"return redis.call('xlen', KEYS[1])",
+	"local t = {} for i = 1, #KEYS do t[i] = redis.pcall('type', KEYS[i]) end return t",
+	"return redis.call('incrbyfloat', KEYS[1], ARGV[1])",
+	"return redis.call('zadd', KEYS[1], ARGV[1], 'm')",
+	"return tonumber(ARGV[1])",
+	"return redis.call('nosuch')",
+	"return redis.call('set', KEYS[1])",
+	"return {redis.call('mget', KEYS[1], 'nokey'), false, 1.5, true}",
+	"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+	"#!lua flags=no-writes\nreturn redis.call('del', KEYS[1])",
+	"#!lua\nreturn redis.call('append', KEYS[1], ARGV[1])",
+}
+
+// diffGenLibrary holds diffGenScripts as functions f0, f1, ...: KEYS and
+// ARGV are the callback's arguments; a shebang is a no-writes flag.
+var diffGenLibrary = func() string {
+	var b strings.Builder
+	b.WriteString("#!lua name=difflib\n")
+	for i, src := range diffGenScripts {
+		flags := ""
+		if strings.Contains(src, "no-writes") {
+			flags = ", flags={'no-writes'}"
+		}
+		if j := strings.IndexByte(src, '\n'); strings.HasPrefix(src, "#!") {
+			src = src[j+1:]
+		}
+		fmt.Fprintf(&b, "redis.register_function{function_name='f%d', callback=function(KEYS, ARGV) %s end%s}\n", i, src, flags)
+	}
+	return b.String()
+}()
+
+// script is EVAL, EVALSHA, EVAL_RO or EVALSHA_RO of one of diffGenScripts
+// on the generator's keys, or SCRIPT LOAD, EXISTS or FLUSH.
+func (g *cmdGen) script() []string {
+	src := diffGenScripts[g.rng.IntN(len(diffGenScripts))]
+	switch g.rng.IntN(20) {
+	case 0:
+		return []string{"script", "load", src}
+	case 1:
+		return []string{"script", "exists", sha1hex([]byte(src)), "nosuch"}
+	case 2:
+		return []string{"script", "flush"}
+	case 3, 4:
+		// The functions of diffGenScripts: f0, f1, ... (FCALL before
+		// FUNCTION LOAD gets "Function not found" on both).
+		if g.rng.IntN(8) == 0 {
+			return []string{"function", "load", "replace", diffGenLibrary}
+		}
+		return []string{g.pick("fcall", "fcall_ro"), "f" + strconv.Itoa(g.rng.IntN(len(diffGenScripts))), "1", g.key(), g.member()}
+	}
+	name := g.pick("eval", "eval", "evalsha", "eval_ro", "evalsha_ro")
+	body := src
+	if strings.HasPrefix(name, "evalsha") {
+		body = sha1hex([]byte(src))
+	}
+	arg := g.pick(g.integer(), g.member(), g.float())
+	switch g.rng.IntN(10) {
+	case 0:
+		return []string{name, body, "2", g.key(), g.key(), arg}
+	case 1:
+		return []string{name, body, g.pick("-1", "3", "x"), g.key(), arg}
+	}
+	return []string{name, body, "1", g.key(), arg}
 }

@@ -84,6 +84,10 @@ type Options struct {
 	// unread (valkey's client-output-buffer-limit pubsub): a client over
 	// it is closed, and publishers never wait for it.
 	PubsubLimit OutputLimit
+	// ScriptTimeLimit is how long a script runs before other clients'
+	// commands get the BUSY error and SCRIPT KILL may stop it (valkey's
+	// busy-reply-threshold); 0 means 5 s.
+	ScriptTimeLimit time.Duration
 }
 
 // MaxDatabases bounds Options.Databases.
@@ -143,6 +147,9 @@ type Server struct {
 
 	hub *hub      // subscriptions (pubsub.go); a Cluster's nodes share one
 	trk *tracking // client-side caching's table (tracking.go)
+	// scripts: the script cache and Lua states (script.go).
+	scripts scripting
+	funcs   functions // FUNCTION's libraries (function.go)
 	// outputLimitClosed counts the clients closed at PubsubLimit.
 	outputLimitClosed atomic.Uint64
 	// blockedClients counts the clients blocked now (blocking.go).

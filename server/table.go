@@ -34,6 +34,10 @@ type command struct {
 	tips   string // valkey's command tips, space-separated
 	doc    doc
 	run    func(c *conn, args [][]byte) // nil for a container
+	// anyKey: the command may touch keys it does not name (a script,
+	// outside cluster mode): it, or the EXEC that runs it, holds every
+	// shard's lock.
+	anyKey bool
 	// subs are a container's subcommands by lower-case name; parent is a
 	// subcommand's container.
 	subs   map[string]*command
@@ -634,6 +638,53 @@ func commandTable() []command {
 			doc: doc{"connection", "2.4.0", "Terminates open connections."}, run: cmdClientKill},
 		{name: "client|unblock", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
 			doc: doc{"connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."}, run: cmdClientUnblock},
+		// Scripting (script.go).
+		{name: "eval", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRW|kAccess|kUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), anyKey: true,
+			doc: doc{"scripting", "2.6.0", "Executes a server-side Lua script."}, run: cmdEval},
+		{name: "evalsha", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRW|kAccess|kUpdate), anyKey: true,
+			doc: doc{"scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."}, run: cmdEval},
+		{name: "eval_ro", arity: -3, flags: fReadonly | fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRO|kAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Executes a read-only server-side Lua script."}, run: cmdEval},
+		{name: "evalsha_ro", arity: -3, flags: fReadonly | fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRO|kAccess), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."}, run: cmdEval},
+		{name: "script", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"scripting", "2.6.0", "A container for Lua scripts management commands."}},
+		{name: "script|load", arity: 3, flags: fNoScript | fStale, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"scripting", "2.6.0", "Loads a server-side Lua script to the script cache."}, run: cmdScriptLoad},
+		{name: "script|exists", arity: -3, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:agg_logical_and",
+			doc: doc{"scripting", "2.6.0", "Determines whether server-side Lua scripts exist in the script cache."}, run: cmdScriptExists},
+		{name: "script|flush", arity: -2, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_nodes response_policy:all_succeeded",
+			doc: doc{"scripting", "2.6.0", "Removes all server-side Lua scripts from the script cache."}, run: cmdScriptFlush},
+		{name: "script|kill", arity: 2, flags: fNoScript | fAllowBusy, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:one_succeeded",
+			doc: doc{"scripting", "2.6.0", "Terminates a server-side Lua script during execution."}, run: cmdScriptKill},
+		{name: "script|show", arity: 3, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys,
+			doc: doc{"scripting", "8.0.0", "Show server-side Lua script in the script cache."}, run: cmdScriptShow},
+		{name: "script|help", arity: 2, flags: fLoading | fStale, acl: cSlow | cScripting, keys: noKeys,
+			doc: doc{"scripting", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdScriptHelp},
+		{name: "fcall", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRW|kAccess|kUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Invokes a function."}, run: cmdFcall},
+		{name: "fcall_ro", arity: -3, flags: fReadonly | fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
+			keys: keyNum(2, kRO|kAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), anyKey: true,
+			doc: doc{"scripting", "7.0.0", "Invokes a read-only function."}, run: cmdFcall},
+		{name: "function", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"scripting", "7.0.0", "A container for function commands."}},
+		{name: "function|load", arity: -3, flags: fWrite | fDenyOOM | fNoScript, acl: cWrite | cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"scripting", "7.0.0", "Creates a library."}, run: cmdFunctionLoad},
+		{name: "function|delete", arity: 3, flags: fWrite | fNoScript, acl: cWrite | cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"scripting", "7.0.0", "Deletes a library and its functions."}, run: cmdFunctionDelete},
+		{name: "function|flush", arity: -2, flags: fWrite | fNoScript, acl: cWrite | cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:all_succeeded",
+			doc: doc{"scripting", "7.0.0", "Deletes all libraries and functions."}, run: cmdFunctionFlush},
+		{name: "function|list", arity: -2, flags: fNoScript, acl: cSlow | cScripting, keys: noKeys, tips: "nondeterministic_output_order",
+			doc: doc{"scripting", "7.0.0", "Returns information about all libraries."}, run: cmdFunctionList},
+		{name: "function|kill", arity: 2, flags: fNoScript | fAllowBusy, acl: cSlow | cScripting, keys: noKeys, tips: "request_policy:all_shards response_policy:one_succeeded",
+			doc: doc{"scripting", "7.0.0", "Terminates a function during execution."}, run: cmdScriptKill},
+		{name: "function|help", arity: 2, flags: fLoading | fStale, acl: cSlow | cScripting, keys: noKeys,
+			doc: doc{"scripting", "7.0.0", "Returns helpful text about the different subcommands."}, run: cmdFunctionHelp},
 	}
 }
 
