@@ -121,17 +121,28 @@ const msgUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 // the client waiting.
 func (c *conn) mayBlock() bool { return c.served != nil || !c.tx.running }
 
-// lockKeys locks the shards of keys in c's database, each once, by index
-// (the order of EXEC and lockPair), and returns the function that unlocks
-// them.
-func (c *conn) lockKeys(keys [][]byte) (unlock func()) {
+// lockKeys locks the shards of keys in c's database for writing, each
+// once, by index (the order of EXEC and lockPair), and returns the
+// function that unlocks them.
+func (c *conn) lockKeys(keys [][]byte) (unlock func()) { return c.lockShards(keys, true) }
+
+// lockShards is lockKeys, for reading when write is false.
+func (c *conn) lockShards(keys [][]byte, write bool) (unlock func()) {
 	shards := shardsOf(c.db, keys)
 	for _, s := range shards {
-		s.lock(c)
+		if write {
+			s.lock(c)
+		} else {
+			s.rlock(c)
+		}
 	}
 	return func() {
 		for i := len(shards) - 1; i >= 0; i-- {
-			shards[i].unlock(c)
+			if write {
+				shards[i].unlock(c)
+			} else {
+				shards[i].runlock(c)
+			}
 		}
 	}
 }

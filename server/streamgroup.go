@@ -316,6 +316,9 @@ func cmdXGroup(c *conn, args [][]byte) {
 			return
 		}
 		st.groups = slices.DeleteFunc(st.groups, func(x *streamGroup) bool { return x == g })
+		// Its blocked XREADGROUP clients wake to NOGROUP; the key is
+		// not modified (no WATCH or tracking), as valkey's.
+		s.signalReady(key)
 		c.addInt(1)
 	case sub == "createconsumer" && len(args) == 5:
 		if g.consumer(args[4]) != nil {

@@ -4,15 +4,17 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // XREAD and XREADGROUP, as valkey 8.0's xreadCommand.
 //
-// BLOCK is parsed (with valkey's errors) but does not wait yet: when no
-// stream has anything to serve, the call replies at once with the null
-// that valkey sends when a BLOCK times out. xreadTry is the part the
-// blocking mechanism will call again when a key changes; inside EXEC a
-// BLOCK never waits, as in valkey.
+// With BLOCK, a call that finds nothing to serve blocks on its keys
+// (blocking.go), with "$" rewritten to the ID it stood for, as valkey's;
+// a change of a key runs the call again for it. XREADGROUP is woken by
+// any change, its key's deletion or its group's too, as valkey's
+// unblock_on_nokey: it then replies NOGROUP. Inside EXEC a BLOCK never
+// waits, as in valkey.
 
 // xreadReq is a parsed XREAD or XREADGROUP.
 type xreadReq struct {
@@ -34,13 +36,10 @@ type xreadReq struct {
 // [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id [id ...].
 func cmdXRead(c *conn, args [][]byte) {
 	r, ok := parseXRead(c, args)
-	if !ok || xreadTry(c, r) {
+	if !ok || xreadTry(c, r, args) {
 		return
 	}
-	// Nothing to serve. With BLOCK (r.block >= 0) outside EXEC this is
-	// where the call is to wait for the keys; until the blocking
-	// mechanism takes it, it replies as a BLOCK that timed out.
-	c.addNullArray()
+	c.addNullArray() // nothing to serve, and no BLOCK
 }
 
 // parseXRead parses the options as valkey's xreadCommand, or replies with
@@ -130,40 +129,15 @@ func parseBlockMS(c *conn, b []byte) (int64, bool) {
 	return ms, ok
 }
 
-// lockKeys locks the shards of keys of c's database, each once, in the
-// order of their indexes (as lockPair and EXEC), for writing or reading,
-// and returns the function that unlocks them.
-func lockKeys(c *conn, keys [][]byte, write bool) (unlock func()) {
-	var shards []*shard
-	for _, k := range keys {
-		if s := c.db.shard(k); !slices.Contains(shards, s) {
-			shards = append(shards, s)
-		}
-	}
-	slices.SortFunc(shards, func(a, b *shard) int { return int(a.idx) - int(b.idx) })
-	for _, s := range shards {
-		if write {
-			s.lock(c)
-		} else {
-			s.rlock(c)
-		}
-	}
-	return func() {
-		for i := len(shards) - 1; i >= 0; i-- {
-			if write {
-				shards[i].unlock(c)
-			} else {
-				shards[i].runlock(c)
-			}
-		}
-	}
-}
-
 // xreadTry serves r if it can, as valkey's xreadCommand does before it
 // blocks: it reports whether it replied (with entries or an error). It
-// replies nothing when no stream has entries to serve.
-func xreadTry(c *conn, r *xreadReq) (served bool) {
-	unlock := lockKeys(c, r.keys, r.group != nil)
+// replies nothing when no stream has entries to serve. With BLOCK, where
+// the client may block, it blocks it (args are the call's: it is run
+// again with them) and reports true: the reply comes when it is woken.
+func xreadTry(c *conn, r *xreadReq, args [][]byte) (served bool) {
+	blocks := r.block >= 0 && c.mayBlock()
+	// Blocking registers in the shards: their write lock.
+	unlock := c.lockShards(r.keys, r.group != nil || blocks)
 	defer unlock()
 	streams := make([]*stream, len(r.keys))
 	var groups []*streamGroup
@@ -266,7 +240,14 @@ func xreadTry(c *conn, r *xreadReq) (served bool) {
 		}
 	}
 	if served_ == 0 {
-		return false
+		if !blocks {
+			return false
+		}
+		w := c.block(kindStream, xreadBlockArgs(args, r), r.keys, time.Duration(r.block)*time.Millisecond)
+		if w != nil && r.group != nil {
+			w.anyChange = true
+		}
+		return true
 	}
 	var head []byte
 	if c.proto == 3 {
@@ -276,6 +257,19 @@ func xreadTry(c *conn, r *xreadReq) (served bool) {
 	}
 	c.out = slices.Insert(c.out, start, head...)
 	return true
+}
+
+// xreadBlockArgs are the arguments a blocked XREAD runs again with: "$"
+// rewritten to the ID it stood for, as valkey's.
+func xreadBlockArgs(args [][]byte, r *xreadReq) [][]byte {
+	out := slices.Clone(args)
+	ids := len(args) - len(r.idArgs)
+	for i, a := range r.idArgs {
+		if string(a) == "$" {
+			out[ids+i] = r.ids[i].append(nil)
+		}
+	}
+	return out
 }
 
 func appendLen(b []byte, prefix byte, n int) []byte {
