@@ -117,6 +117,8 @@ func testTransport(t *testing.T, l net.Listener, dial dialFunc) {
 	rc.expectClosed()
 	nc.Close()
 
+	testRealClients(t, addr, dial) // realclients_test.go
+
 	// A connection left open is closed by Close.
 	nc, err = dial(ctx, addr)
 	if err != nil {
