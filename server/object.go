@@ -4,8 +4,8 @@ package server
 // object.c answers them with its default configuration. The keyspace
 // stores values in Go's types, not valkey's encodings: ENCODING names the
 // encoding valkey would use for the value as it is now, by valkey's
-// default thresholds (hash-, set- and zset-max-listpack-entries 128 and
-// -value 64, set-max-intset-entries 512, list-max-listpack-size -2: 8 KB).
+// default thresholds (hash-max-listpack-entries 512, set- and
+// zset-max-listpack-entries 128, the -value ones 64, set-max-intset-entries 512, list-max-listpack-size -2: 8 KB).
 // Valkey never converts a hash or set back to the smaller encoding when it
 // shrinks, and a string's encoding depends on the command that made it;
 // ENCODING follows the value's present state (a sorted set remembers its
@@ -71,8 +71,8 @@ func sharedInteger(e *entry) (int64, bool) {
 
 // encodingOf is the encoding valkey would report for e's value.
 func encodingOf(e *entry) string {
-	small := func(n int, each func(yield func([]byte) bool)) bool {
-		if n > 128 {
+	small := func(n, limit int, each func(yield func([]byte) bool)) bool {
+		if n > limit {
 			return false
 		}
 		ok := true
@@ -103,7 +103,7 @@ func encodingOf(e *entry) string {
 		}
 		return "listpack"
 	case hashValue:
-		if small(len(o), func(yield func([]byte) bool) {
+		if small(len(o), 512, func(yield func([]byte) bool) {
 			for f, v := range o {
 				if !yield([]byte(f)) || !yield(v) {
 					return
@@ -124,7 +124,7 @@ func encodingOf(e *entry) string {
 		if ints {
 			return "intset"
 		}
-		if small(len(o), func(yield func([]byte) bool) {
+		if small(len(o), 128, func(yield func([]byte) bool) {
 			for m := range o {
 				if !yield([]byte(m)) {
 					return
