@@ -71,6 +71,7 @@ func cmdBitOp(c *conn, args [][]byte) {
 		res[i] = out
 	}
 	ds.storeString(dst, ds.getForWrite(dst), res, 0)
+	ds.m[string(dst)].enc = encRaw
 	c.addInt(int64(maxLen))
 }
 
@@ -288,6 +289,7 @@ func cmdBitfield(c *conn, args [][]byte) {
 			at = e.expireAt
 		}
 		s.storeString(key, e, v, at)
+		s.m[string(key)].enc = encRaw
 	}
 }
 

@@ -51,10 +51,10 @@ func cmdSetBit(c *conn, args [][]byte) {
 		copy(v, old)
 		v[i] = v[i]&^mask | byte(on)<<(7-offset&7)
 		if e == nil {
-			s.add(key, &entry{kind: kindString, str: v})
+			s.add(key, &entry{kind: kindString, str: v, enc: encRaw})
 		} else {
 			s.freed += int64(cap(e.str))
-			e.str = v
+			e.str, e.enc = v, encRaw
 			s.touch(key)
 		}
 	}

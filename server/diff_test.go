@@ -376,6 +376,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.tx()
 	case g.rng.IntN(4) == 0:
 		cmd = g.more()
+	case g.rng.IntN(7) == 0:
+		cmd = g.item4() // issue 35 item 4
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -895,4 +897,94 @@ func (g *cmdGen) bitOffset() string {
 func (g *cmdGen) sameFamily() (string, string) {
 	family := [][]string{{"k0", "k1", "k2"}, {"z0", "z1"}, {"x0", "x1"}, {"h0", "hcopy"}, {"l0", "lcopy"}, {"s0", "scopy"}}[g.rng.IntN(6)]
 	return g.pick(family...), g.pick(family...)
+}
+
+// item4 makes the commands of issue 35's item 4: HyperLogLogs (on p0 and
+// p1, and now and then a key of another type), BITOP, BITFIELD, LCS,
+// GETSET, MSETNX and the OBJECT subcommands whose replies do not depend
+// on how a value was made.
+func (g *cmdGen) item4() []string {
+	hll := func() string {
+		if g.rng.IntN(8) == 0 {
+			return g.key()
+		}
+		return g.pick("p0", "p1", "p2")
+	}
+	str := func() string { return g.keyOf("k0", "k1", "k2") }
+	switch g.rng.IntN(16) {
+	case 0, 1, 2:
+		cmd := []string{"pfadd", hll()}
+		for range g.rng.IntN(6) {
+			cmd = append(cmd, g.member()+strconv.Itoa(g.rng.IntN(300)))
+		}
+		return cmd
+	case 3:
+		cmd := []string{"pfcount", hll()}
+		for range g.rng.IntN(3) {
+			cmd = append(cmd, hll())
+		}
+		return cmd
+	case 4:
+		cmd := []string{"pfmerge", hll()}
+		for range g.rng.IntN(3) {
+			cmd = append(cmd, hll())
+		}
+		return cmd
+	case 5:
+		return []string{"pfdebug", g.pick("encoding", "decode", "todense", "ENCODING", "bogus"), hll()}
+	case 6:
+		return []string{"get", g.pick("p0", "p1", "p2")}
+	case 7:
+		cmd := []string{"bitop", g.pick("and", "or", "xor", "not", "NOT", "bogus"), str()}
+		for range 1 + g.rng.IntN(3) {
+			cmd = append(cmd, str())
+		}
+		return cmd
+	case 8, 9:
+		cmd := []string{g.pick("bitfield", "bitfield", "bitfield_ro"), str()}
+		for range g.rng.IntN(4) {
+			typ := g.pick("u8", "i8", "u1", "i64", "u63", "i5", "u64", "x", "u0")
+			off := g.bitOffset()
+			if g.rng.IntN(4) == 0 {
+				off = "#" + off
+			}
+			switch g.rng.IntN(5) {
+			case 0:
+				cmd = append(cmd, "get", typ, off)
+			case 1:
+				cmd = append(cmd, g.pick("set", "SET"), typ, off, g.integer())
+			case 2:
+				cmd = append(cmd, "incrby", typ, off, g.integer())
+			case 3:
+				cmd = append(cmd, "overflow", g.pick("wrap", "sat", "fail", "FAIL", "bogus"))
+			default:
+				cmd = append(cmd, g.pick("get", "bogus"))
+			}
+		}
+		return cmd
+	case 10:
+		cmd := []string{"lcs", str(), str()}
+		for range g.rng.IntN(3) {
+			switch o := g.pick("len", "idx", "IDX", "withmatchlen", "minmatchlen", "bogus"); o {
+			case "minmatchlen":
+				cmd = append(cmd, o, g.pick("0", "1", "2", "-1", "x"))
+			default:
+				cmd = append(cmd, o)
+			}
+		}
+		return cmd
+	case 11:
+		return []string{"getset", str(), g.pick("v", "12", "")}
+	case 12:
+		cmd := []string{"msetnx"}
+		for range 1 + g.rng.IntN(3) {
+			cmd = append(cmd, str(), g.pick("v", "7"))
+		}
+		return cmd
+	case 13:
+		return []string{"object", g.pick("freq", "idletime", "refcount", "encoding", "FREQ"), g.pick("none", "nokey")}
+	case 14:
+		return []string{"object", g.pick("freq", "encoding", "encoding", "bogus", "help"), g.pick("z0", "z1", "x0", "x1", bigSet, "k0", "k1", "k2", "p0")}
+	}
+	return []string{"object", g.pick("help", "HELP", "freq", "bogus")}
 }

@@ -509,6 +509,7 @@ func hllStore(s *shard, key []byte, e *entry, h []byte) {
 		at = e.expireAt
 	}
 	s.storeString(key, e, h, at)
+	s.m[string(key)].enc = encRaw
 }
 
 // PFADD key [element ...]: 1 if a register changed or the key was made.

@@ -6,11 +6,11 @@ package server
 // encoding valkey would use for the value as it is now, by valkey's
 // default thresholds (hash-max-listpack-entries 512, set- and
 // zset-max-listpack-entries 128, the -value ones 64, set-max-intset-entries 512, list-max-listpack-size -2: 8 KB).
-// Valkey never converts a hash or set back to the smaller encoding when it
-// shrinks, and a string's encoding depends on the command that made it;
-// ENCODING follows the value's present state (a sorted set remembers its
-// skip list), so it may name the smaller encoding where valkey keeps the
-// larger. The server does not track access times: IDLETIME is 0.
+// A string's encoding depends on the command that made it: the entry
+// records what valkey would have (entry.enc). Valkey never converts a hash
+// or set back to the smaller encoding when it shrinks; ENCODING follows
+// their present state (a sorted set remembers its skip list), so it may
+// name the smaller encoding where valkey keeps the larger. The server does not track access times: IDLETIME is 0.
 
 var objectHelp = []string{
 	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -62,7 +62,7 @@ func cmdObject(c *conn, args [][]byte) {
 // sharedInteger reports whether e is a string valkey stores as one of its
 // shared integers (0 to 9999).
 func sharedInteger(e *entry) (int64, bool) {
-	if e.kind != kindString || len(e.str) > 20 {
+	if e.kind != kindString || e.enc != encByContent || len(e.str) > 20 {
 		return 0, false
 	}
 	n, ok := parseInt(e.str)
@@ -84,7 +84,10 @@ func encodingOf(e *entry) string {
 	}
 	switch o := e.obj.(type) {
 	case nil:
-		if len(e.str) <= 20 {
+		if e.enc == encRaw {
+			return "raw"
+		}
+		if e.enc == encByContent && len(e.str) <= 20 {
 			if _, ok := parseInt(e.str); ok {
 				return "int"
 			}
