@@ -911,7 +911,9 @@ func (g *cmdGen) item4() []string {
 		return g.pick("p0", "p1", "p2")
 	}
 	str := func() string { return g.keyOf("k0", "k1", "k2") }
-	switch g.rng.IntN(16) {
+	switch g.rng.IntN(22) {
+	case 16, 17, 18, 19, 20, 21:
+		return g.geo()
 	case 0, 1, 2:
 		cmd := []string{"pfadd", hll()}
 		for range g.rng.IntN(6) {
@@ -987,4 +989,92 @@ func (g *cmdGen) item4() []string {
 		return []string{"object", g.pick("freq", "encoding", "encoding", "bogus", "help"), g.pick("z0", "z1", "x0", "x1", bigSet, "k0", "k1", "k2", "p0")}
 	}
 	return []string{"object", g.pick("help", "HELP", "freq", "bogus")}
+}
+
+// geo makes GEO commands on g0 and g1 (sorted sets of places on a grid of
+// distinct points; the distances compared are GEODIST's and WITHDIST's
+// four decimals) and now and then on a key of another type.
+func (g *cmdGen) geo() []string {
+	key := func() string {
+		if g.rng.IntN(10) == 0 {
+			return g.key()
+		}
+		return g.pick("g0", "g1")
+	}
+	coord := func() (string, string) {
+		if g.rng.IntN(15) == 0 {
+			return g.pick("181", "-180", "x", "", "inf", "10"), g.pick("86", "-85.05112878", "y", "45", "nan")
+		}
+		return strconv.Itoa(g.rng.IntN(21)-10) + "." + strconv.Itoa(g.rng.IntN(10)), strconv.Itoa(35+g.rng.IntN(20)) + "." + strconv.Itoa(g.rng.IntN(10))
+	}
+	place := func() string { return "pl" + strconv.Itoa(g.rng.IntN(12)) }
+	unit := func() string { return g.pick("m", "km", "mi", "ft", "KM", "parsec") }
+	switch g.rng.IntN(8) {
+	case 0, 1:
+		cmd := []string{"geoadd", key()}
+		for range g.rng.IntN(2) {
+			cmd = append(cmd, g.pick("nx", "xx", "ch", "CH"))
+		}
+		for range 1 + g.rng.IntN(3) {
+			lo, la := coord()
+			cmd = append(cmd, lo, la, place())
+		}
+		return cmd
+	case 2:
+		cmd := []string{"geodist", key(), place(), place()}
+		if g.rng.IntN(2) == 0 {
+			cmd = append(cmd, unit())
+		}
+		return cmd
+	case 3:
+		return []string{g.pick("geohash", "geopos"), key(), place(), place()}
+	}
+	var cmd []string
+	switch g.rng.IntN(4) {
+	case 0:
+		lo, la := coord()
+		return append([]string{"georadius_ro", key(), lo, la, g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(false)...)
+	case 1:
+		return append([]string{"georadiusbymember_ro", key(), place(), g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(false)...)
+	case 2:
+		cmd = []string{"geosearch", key()}
+	default:
+		cmd = []string{"geosearchstore", g.pick("g2", "g0", "g1"), key()}
+	}
+	switch g.rng.IntN(5) {
+	case 0:
+		cmd = append(cmd, "frommember", place())
+	case 1:
+		// neither
+	default:
+		lo, la := coord()
+		cmd = append(cmd, "fromlonlat", lo, la)
+	}
+	switch g.rng.IntN(5) {
+	case 0:
+		cmd = append(cmd, "bybox", g.pick("300", "1000", "-1", "x"), g.pick("200", "800", "y"), unit())
+	case 1:
+	default:
+		cmd = append(cmd, "byradius", g.pick("100", "500", "1500", "-1", "x"), unit())
+	}
+	return append(cmd, g.geoOptions(cmd[0] == "geosearchstore")...)
+}
+
+func (g *cmdGen) geoOptions(store bool) []string {
+	var opts []string
+	for range g.rng.IntN(4) {
+		switch o := g.pick("withdist", "withcoord", "withhash", "asc", "desc", "count", "any", "storedist", "bogus", "store"); o {
+		case "count":
+			opts = append(opts, o, g.pick("1", "3", "0", "-1", "x"))
+		case "withdist", "withcoord", "withhash":
+			if !store || g.rng.IntN(4) == 0 {
+				opts = append(opts, o)
+			}
+		case "store":
+			opts = append(opts, o, "g2")
+		default:
+			opts = append(opts, o)
+		}
+	}
+	return opts
 }
