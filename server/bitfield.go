@@ -221,6 +221,7 @@ func cmdBitfield(c *conn, args [][]byte) {
 	var old []byte
 	if e != nil {
 		old = e.str
+		e.enc = encRaw // valkey unshares the value before any change
 	}
 	// A copy, grown with zeros to hold the highest bit written: stored
 	// strings never change.

@@ -99,6 +99,24 @@ func TestBitOpLCS(t *testing.T) {
 			p.same("object", "encoding", "e")
 			p.same("object", "refcount", "e")
 		}
+		// Valkey's encoding of a string depends on the command that made it.
+		for _, cmd := range [][]string{{"setbit", "e", "0", "0"}, {"append", "e", "1"}, {"setrange", "e", "0", "1"},
+			{"setrange", "e", "0", ""}, {"incrbyfloat", "e", "1"}, {"incr", "e"}, {"bitfield", "e", "get", "u8", "0"},
+			{"bitfield", "e", "overflow", "fail", "incrby", "u1", "0", "5"}, {"getset", "e", "3"}, {"setnx", "e", "4"},
+			{"msetnx", "e", "5"}, {"pfadd", "e", "a"}, {"pfcount", "e"}} {
+			p.same("set", "e", "5")
+			p.same(cmd...)
+			p.same("object", "encoding", "e")
+			p.same("copy", "e", "e2", "replace")
+			p.same("object", "encoding", "e2")
+			p.same("del", "e")
+			p.same(cmd...)
+			p.same("object", "encoding", "e")
+		}
+		p.same("set", "e", "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff")
+		p.same("object", "encoding", "e")
+		p.same("pfcount", "e")
+		p.same("object", "encoding", "e")
 		p.same("object", "encoding", "none")
 		p.same("object", "freq", "e")
 		p.same("object", "freq", "none")

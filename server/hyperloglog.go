@@ -529,6 +529,7 @@ func cmdPFAdd(c *conn, args [][]byte) {
 		updated++
 	} else {
 		h = append([]byte(nil), e.str...) // stored strings never change
+		e.enc = encRaw                    // valkey unshares the value, changed or not
 	}
 	for _, ele := range args[2:] {
 		switch hllAdd(&h, ele) {
@@ -585,6 +586,7 @@ func cmdPFCount(c *conn, args [][]byte) {
 		c.addInt(0)
 		return
 	}
+	e.enc = encRaw // valkey unshares the value, even to read its cached count
 	if hllValidCache(e.str) {
 		c.addInt(int64(hllCachedCard(e.str)))
 		return
@@ -668,6 +670,7 @@ func cmdPFDebug(c *conn, args [][]byte) {
 	if _, ok := hllRead(c, s, key, true); !ok {
 		return
 	}
+	e.enc = encRaw // valkey unshares the value
 	h := e.str
 	toDense := func() bool {
 		d, ok := hllToDense(h)
