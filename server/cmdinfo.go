@@ -66,8 +66,14 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
+	legacyLast := k.last // of the last spec that is no keyword search
+	for _, sp := range specs {
+		if sp.keyword == "" {
+			legacyLast = sp.last
+		}
+	}
 	c.addInt(int64(k.first))
-	c.addInt(int64(specs[len(specs)-1].last))
+	c.addInt(int64(legacyLast))
 	c.addInt(int64(k.step))
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
@@ -116,11 +122,21 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("begin_search")
 	c.addMap(2)
 	c.addBulkString("type")
-	c.addBulkString("index")
-	c.addBulkString("spec")
-	c.addMap(1)
-	c.addBulkString("index")
-	c.addInt(int64(k.first))
+	if k.keyword != "" {
+		c.addBulkString("keyword")
+		c.addBulkString("spec")
+		c.addMap(2)
+		c.addBulkString("keyword")
+		c.addBulkString(k.keyword)
+		c.addBulkString("startfrom")
+		c.addInt(int64(k.first))
+	} else {
+		c.addBulkString("index")
+		c.addBulkString("spec")
+		c.addMap(1)
+		c.addBulkString("index")
+		c.addInt(int64(k.first))
+	}
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")

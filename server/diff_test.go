@@ -1033,9 +1033,11 @@ func (g *cmdGen) geo() []string {
 	switch g.rng.IntN(4) {
 	case 0:
 		lo, la := coord()
-		return append([]string{"georadius_ro", key(), lo, la, g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(false)...)
+		name := g.pick("georadius_ro", "georadius")
+		return append([]string{name, key(), lo, la, g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(name == "georadius")...)
 	case 1:
-		return append([]string{"georadiusbymember_ro", key(), place(), g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(false)...)
+		name := g.pick("georadiusbymember_ro", "georadiusbymember")
+		return append([]string{name, key(), place(), g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(name == "georadiusbymember")...)
 	case 2:
 		cmd = []string{"geosearch", key()}
 	default:

@@ -18,9 +18,6 @@ import (
 // library's are: a distance may differ from valkey's in its last bit or
 // two, which the four decimals of WITHDIST and GEODIST do not show, but
 // GEOSEARCHSTORE's STOREDIST scores, stored whole, may.
-// GEORADIUS and GEORADIUSBYMEMBER, whose STORE keys valkey finds by
-// keyword, are not here: the command table's key specs have no keyword
-// search yet. Their read-only forms are.
 
 const (
 	geoStepMax  = 26
@@ -595,7 +592,9 @@ const (
 	geoSearchStore
 )
 
-func cmdGeoRadiusRO(c *conn, args [][]byte) { geoRadiusGeneric(c, args, 1, geoCoords|geoNoStore) }
+func cmdGeoRadius(c *conn, args [][]byte)         { geoRadiusGeneric(c, args, 1, geoCoords) }
+func cmdGeoRadiusByMember(c *conn, args [][]byte) { geoRadiusGeneric(c, args, 1, geoMember) }
+func cmdGeoRadiusRO(c *conn, args [][]byte)       { geoRadiusGeneric(c, args, 1, geoCoords|geoNoStore) }
 func cmdGeoRadiusByMemberRO(c *conn, args [][]byte) {
 	geoRadiusGeneric(c, args, 1, geoMember|geoNoStore)
 }
@@ -610,6 +609,28 @@ func geoRadiusGeneric(c *conn, args [][]byte, srcIdx int, flags int) {
 	var storeKey []byte
 	if flags&geoSearchStore != 0 {
 		storeKey = args[1]
+	}
+	if flags&(geoNoStore|geoSearch) == 0 {
+		// GEORADIUS's STORE or STOREDIST key, the last given, found as
+		// the options below will be, to lock it first.
+		base := 6
+		if flags&geoMember != 0 {
+			base = 5
+		}
+		for i := base; i < len(args); i++ {
+			switch a := args[i]; {
+			case eqFold(a, "count") && i+1 < len(args):
+				i++
+			case (eqFold(a, "store") || eqFold(a, "storedist")) && i+1 < len(args):
+				storeKey = args[i+1]
+				i++
+			}
+		}
+		if storeKey != nil && c.tx.running && !c.tx.held[c.db.shard(storeKey).idx] {
+			// Only with several STORE options: EXEC locked the first's key.
+			c.addError("ERR the key of the last STORE or STOREDIST option must be the first one's in a transaction")
+			return
+		}
 	}
 	var src, dst *shard
 	if storeKey != nil {
@@ -693,6 +714,9 @@ func geoRadiusGeneric(c *conn, args [][]byte, srcIdx int, flags int) {
 			}
 			count = n
 			i++
+		case (eqFold(a, "store") || eqFold(a, "storedist")) && more >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			storeDist = eqFold(a, "storedist")
+			i++
 		case eqFold(a, "storedist") && flags&geoSearchStore != 0:
 			storeDist = true
 		case eqFold(a, "frommember") && more >= 1 && flags&geoSearch != 0 && !fromLoc:
@@ -747,7 +771,11 @@ func geoRadiusGeneric(c *conn, args [][]byte, srcIdx int, flags int) {
 	}
 	switch name := string(args[0]); {
 	case storeKey != nil && (withDist || withHash || withCoords):
-		c.addError("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		if flags&geoSearchStore != 0 {
+			c.addError("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		} else {
+			c.addError("ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		}
 		return
 	case flags&geoSearch != 0 && !fromMember && !fromLoc:
 		c.addError("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + name)

@@ -149,13 +149,24 @@ type keySpec struct {
 	flags             keyFlags
 	notes             string
 	none              bool
-	then              *keySpec
+	// keyword, when set, makes a spec of valkey's keyword kind: its key
+	// is the argument after the first keyword (any case) at first or
+	// after it (GEORADIUS's STORE); first and last are where the search
+	// starts.
+	keyword string
+	then    *keySpec
 }
 
 var noKeys = keySpec{none: true}
 
 func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
+}
+
+// keywordKey is a spec of the one key after keyword, searched from the
+// argument at startFrom on.
+func keywordKey(keyword string, startFrom int, flags keyFlags) keySpec {
+	return keySpec{first: startFrom, last: startFrom, step: 1, flags: flags, keyword: keyword}
 }
 
 // and returns k followed by the key spec next.
@@ -178,6 +189,15 @@ func (k keySpec) specs() []keySpec {
 func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 	for sp := &k; sp != nil; sp = sp.then {
 		if sp.none || sp.first >= len(args) {
+			continue
+		}
+		if sp.keyword != "" { // valkey's keyword search: not the last argument
+			for i := sp.first; i < len(args)-1; i++ {
+				if strings.EqualFold(string(args[i]), sp.keyword) {
+					dst = append(dst, args[i+1])
+					break
+				}
+			}
 			continue
 		}
 		last := sp.last
@@ -437,6 +457,12 @@ func commandTable() []command {
 		{name: "geosearchstore", arity: -8, flags: fWrite | fDenyOOM, acl: cWrite | cGeo | cSlow,
 			keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, 2, 1, kRO|kAccess)),
 			doc:  doc{"geo", "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."}, run: cmdGeoSearchStore},
+		{name: "georadius", arity: -6, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cGeo | cSlow,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keywordKey("STORE", 6, kOW|kUpdate).and(keywordKey("STOREDIST", 6, kOW|kUpdate))),
+			doc:  doc{"geo", "3.2.0", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."}, run: cmdGeoRadius},
+		{name: "georadiusbymember", arity: -5, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cGeo | cSlow,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keywordKey("STORE", 5, kOW|kUpdate).and(keywordKey("STOREDIST", 5, kOW|kUpdate))),
+			doc:  doc{"geo", "3.2.0", "Queries a geospatial index for members within a distance from a member, optionally stores the result."}, run: cmdGeoRadiusByMember},
 		{name: "georadius_ro", arity: -6, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"geo", "3.2.10", "Returns members from a geospatial index that are within a distance from a coordinate."}, run: cmdGeoRadiusRO},
 		{name: "georadiusbymember_ro", arity: -5, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
