@@ -66,15 +66,21 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	legacyLast := k.last // of the last spec that is no keyword search
-	for _, sp := range specs {
-		if sp.keyword == "" {
-			legacyLast = sp.last
+	if k.numkeys { // no legacy range, as valkey's movablekeys
+		c.addInt(0)
+		c.addInt(0)
+		c.addInt(0)
+	} else {
+		legacyLast := k.last // of the last spec that is no keyword search
+		for _, sp := range specs {
+			if sp.keyword == "" {
+				legacyLast = sp.last
+			}
 		}
+		c.addInt(int64(k.first))
+		c.addInt(int64(legacyLast))
+		c.addInt(int64(k.step))
 	}
-	c.addInt(int64(k.first))
-	c.addInt(int64(legacyLast))
-	c.addInt(int64(k.step))
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
 	c.addSet(len(tips))
@@ -140,6 +146,18 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.numkeys {
+		c.addBulkString("keynum")
+		c.addBulkString("spec")
+		c.addMap(3)
+		c.addBulkString("keynumidx")
+		c.addInt(0)
+		c.addBulkString("firstkey")
+		c.addInt(1)
+		c.addBulkString("keystep")
+		c.addInt(1)
+		return
+	}
 	c.addBulkString("range")
 	c.addBulkString("spec")
 	c.addMap(3)

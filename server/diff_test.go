@@ -657,7 +657,9 @@ func (g *cmdGen) pattern() string {
 }
 
 func (g *cmdGen) other() []string {
-	switch g.rng.IntN(9) {
+	switch g.rng.IntN(11) {
+	case 9, 10:
+		return g.pops()
 	case 0:
 		return []string{g.pick("lpush", "rpush"), g.keyOf("l0"), g.member()}
 	case 1:
@@ -1079,4 +1081,53 @@ func (g *cmdGen) geoOptions(store bool) []string {
 		}
 	}
 	return opts
+}
+
+// pops is a command of pops.go: LMOVE, RPOPLPUSH, LMPOP, ZPOPMAX, ZMPOP,
+// and their blocking forms with timeouts that pass at once (never 0: the
+// client would wait forever) or are refused.
+func (g *cmdGen) pops() []string {
+	list := func() string { return g.keyOf("l0", "l1") }
+	end := func() string { return g.pick("left", "RIGHT", "right", "LEFT", "up") }
+	timeout := func() string { return g.pick("0.001", "0.001", "0.002", "-1", "x", "inf", "-inf", "1e400", "0.0001") }
+	mpop := func(cmd []string, key func() string, ends ...string) []string {
+		n := g.pick("1", "2", "2", "0", "x", "3")
+		cmd = append(cmd, n)
+		for range 1 + g.rng.IntN(2) {
+			cmd = append(cmd, key())
+		}
+		cmd = append(cmd, g.pick(ends...))
+		if g.rng.IntN(2) == 0 {
+			cmd = append(cmd, g.pick("count", "COUNT", "bogus"), g.pick("1", "2", "5", "0", "-1", "x"))
+		}
+		return cmd
+	}
+	zkey := func() string { return g.keyOf("z0", "z1") }
+	switch g.rng.IntN(12) {
+	case 0, 1:
+		return []string{"lmove", list(), list(), end(), end()}
+	case 2:
+		return []string{"rpoplpush", list(), list()}
+	case 3:
+		return mpop([]string{"lmpop"}, list, "left", "right", "LEFT", "up")
+	case 4:
+		cmd := []string{"zpopmax", zkey()}
+		if g.rng.IntN(2) == 0 {
+			cmd = append(cmd, g.integer())
+		}
+		return cmd
+	case 5:
+		return mpop([]string{"zmpop"}, zkey, "min", "max", "MAX", "left")
+	case 6:
+		return []string{g.pick("blpop", "brpop"), list(), list(), timeout()}
+	case 7:
+		return []string{"blmove", list(), list(), end(), end(), timeout()}
+	case 8:
+		return []string{"brpoplpush", list(), list(), timeout()}
+	case 9:
+		return mpop([]string{"blmpop", timeout()}, list, "left", "right", "up")
+	case 10:
+		return []string{g.pick("bzpopmin", "bzpopmax"), zkey(), zkey(), timeout()}
+	}
+	return mpop([]string{"bzmpop", timeout()}, zkey, "min", "max", "up")
 }

@@ -149,6 +149,9 @@ type keySpec struct {
 	flags             keyFlags
 	notes             string
 	none              bool
+	// numkeys: valkey's keynum spec (EVAL, FCALL): the argument at first
+	// counts the keys that follow it; last is unused and step is 1.
+	numkeys bool
 	// keyword, when set, makes a spec of valkey's keyword kind: its key
 	// is the argument after the first keyword (any case) at first or
 	// after it (GEORADIUS's STORE); first and last are where the search
@@ -158,6 +161,11 @@ type keySpec struct {
 }
 
 var noKeys = keySpec{none: true}
+
+// keyNum is a keynum spec: the argument at index counts the keys after it.
+func keyNum(index int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: index, step: 1, flags: flags, numkeys: true, notes: strings.Join(notes, "")}
+}
 
 func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
@@ -197,6 +205,13 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 					dst = append(dst, args[i+1])
 					break
 				}
+			}
+			continue
+		}
+		if sp.numkeys {
+			n, ok := parseInt(args[sp.first])
+			if ok && n > 0 && n <= int64(len(args)-sp.first-1) {
+				dst = append(dst, args[sp.first+1:sp.first+1+int(n)]...)
 			}
 			continue
 		}
@@ -594,6 +609,37 @@ func commandTable() []command {
 			doc: doc{"pubsub", "7.0.0", "Returns the count of subscribers of shard channels."}, run: cmdPubsubNumsub},
 		{name: "pubsub|help", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
 			doc: doc{"pubsub", "6.2.0", "Returns helpful text about the different subcommands."}, run: cmdPubsubHelp},
+		// Pops across keys, and the blocking commands (pops.go, blocking.go).
+		{name: "lmove", arity: 5, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."}, run: cmdLMove},
+		{name: "rpoplpush", arity: 3, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."}, run: cmdLMove},
+		{name: "lmpop", arity: -4, flags: fWrite | fMovableKeys, acl: cWrite | cList | cSlow, keys: keyNum(1, kRW|kAccess|kDelete),
+			doc: doc{"list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."}, run: cmdLMPop},
+		{name: "blpop", arity: -3, flags: fWrite | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdBPop},
+		{name: "brpop", arity: -3, flags: fWrite | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdBPop},
+		{name: "blmove", arity: 6, flags: fWrite | fDenyOOM | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."}, run: cmdLMove},
+		{name: "brpoplpush", arity: 4, flags: fWrite | fDenyOOM | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdLMove},
+		{name: "blmpop", arity: -5, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cList | cSlow | cBlocking, keys: keyNum(2, kRW|kAccess|kDelete),
+			doc: doc{"list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdLMPop},
+		{name: "zpopmax", arity: -2, flags: fWrite | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZPopMax},
+		{name: "zmpop", arity: -4, flags: fWrite | fMovableKeys, acl: cWrite | cSortedSet | cSlow, keys: keyNum(1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZMPop},
+		{name: "bzpopmin", arity: -3, flags: fWrite | fBlocking | fFast, acl: cWrite | cSortedSet | cFast | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."}, run: cmdBZPop},
+		{name: "bzpopmax", arity: -3, flags: fWrite | fBlocking | fFast, acl: cWrite | cSortedSet | cFast | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."}, run: cmdBZPop},
+		{name: "bzmpop", arity: -5, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cSortedSet | cSlow | cBlocking, keys: keyNum(2, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."}, run: cmdZMPop},
+		{name: "client|kill", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "2.4.0", "Terminates open connections."}, run: cmdClientKill},
+		{name: "client|unblock", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."}, run: cmdClientUnblock},
 	}
 }
 
