@@ -43,6 +43,9 @@ func cmdSetBit(c *conn, args [][]byte) {
 	if e != nil {
 		old = e.str
 	}
+	if e != nil {
+		e.enc = encRaw // valkey unshares the value even when the bit does not change
+	}
 	i, mask := offset>>3, byte(1)<<(7-offset&7)
 	was := i < int64(len(old)) && old[i]&mask != 0
 	if grows := i >= int64(len(old)); grows || was != (on == 1) {
@@ -51,10 +54,10 @@ func cmdSetBit(c *conn, args [][]byte) {
 		copy(v, old)
 		v[i] = v[i]&^mask | byte(on)<<(7-offset&7)
 		if e == nil {
-			s.add(key, &entry{kind: kindString, str: v})
+			s.add(key, &entry{kind: kindString, str: v, enc: encRaw})
 		} else {
 			s.freed += int64(cap(e.str))
-			e.str = v
+			e.str, e.enc = v, encRaw
 			s.touch(key)
 		}
 	}

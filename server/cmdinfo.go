@@ -71,8 +71,14 @@ func (c *conn) addCommandInfo(cmd *command) {
 		c.addInt(0)
 		c.addInt(0)
 	} else {
+		legacyLast := k.last // of the last spec that is no keyword search
+		for _, sp := range specs {
+			if sp.keyword == "" {
+				legacyLast = sp.last
+			}
+		}
 		c.addInt(int64(k.first))
-		c.addInt(int64(specs[len(specs)-1].last))
+		c.addInt(int64(legacyLast))
 		c.addInt(int64(k.step))
 	}
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")

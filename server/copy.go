@@ -62,7 +62,7 @@ func cmdCopy(c *conn, args [][]byte) {
 		}
 		to.drop(dst, old)
 	}
-	to.add(dst, &entry{kind: e.kind, str: e.str, obj: copyValue(e.obj), expireAt: e.expireAt})
+	to.add(dst, &entry{kind: e.kind, enc: e.enc, str: e.str, obj: copyValue(e.obj), expireAt: e.expireAt})
 	c.addInt(1)
 }
 

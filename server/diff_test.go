@@ -388,6 +388,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.more()
 	case g.rng.IntN(20) == 0:
 		cmd = g.script() // script_test.go's scripts
+	case g.rng.IntN(7) == 0:
+		cmd = g.item4() // HyperLogLog, GEO, bits, OBJECT...
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -911,6 +913,188 @@ func (g *cmdGen) bitOffset() string {
 func (g *cmdGen) sameFamily() (string, string) {
 	family := [][]string{{"k0", "k1", "k2"}, {"z0", "z1"}, {"x0", "x1"}, {"h0", "hcopy"}, {"l0", "lcopy"}, {"s0", "scopy"}}[g.rng.IntN(6)]
 	return g.pick(family...), g.pick(family...)
+}
+
+// item4 makes the commands of issue 35's item 4: HyperLogLogs (on p0 and
+// p1, and now and then a key of another type), BITOP, BITFIELD, LCS,
+// GETSET, MSETNX and the OBJECT subcommands whose replies do not depend
+// on how a value was made.
+func (g *cmdGen) item4() []string {
+	hll := func() string {
+		if g.rng.IntN(8) == 0 {
+			return g.key()
+		}
+		return g.pick("p0", "p1", "p2")
+	}
+	str := func() string { return g.keyOf("k0", "k1", "k2") }
+	switch g.rng.IntN(22) {
+	case 16, 17, 18, 19, 20, 21:
+		return g.geo()
+	case 0, 1, 2:
+		cmd := []string{"pfadd", hll()}
+		for range g.rng.IntN(6) {
+			cmd = append(cmd, g.member()+strconv.Itoa(g.rng.IntN(300)))
+		}
+		return cmd
+	case 3:
+		cmd := []string{"pfcount", hll()}
+		for range g.rng.IntN(3) {
+			cmd = append(cmd, hll())
+		}
+		return cmd
+	case 4:
+		cmd := []string{"pfmerge", hll()}
+		for range g.rng.IntN(3) {
+			cmd = append(cmd, hll())
+		}
+		return cmd
+	case 5:
+		return []string{"pfdebug", g.pick("encoding", "decode", "todense", "ENCODING", "bogus"), hll()}
+	case 6:
+		return []string{"get", g.pick("p0", "p1", "p2")}
+	case 7:
+		cmd := []string{"bitop", g.pick("and", "or", "xor", "not", "NOT", "bogus"), str()}
+		for range 1 + g.rng.IntN(3) {
+			cmd = append(cmd, str())
+		}
+		return cmd
+	case 8, 9:
+		cmd := []string{g.pick("bitfield", "bitfield", "bitfield_ro"), str()}
+		for range g.rng.IntN(4) {
+			typ := g.pick("u8", "i8", "u1", "i64", "u63", "i5", "u64", "x", "u0")
+			off := g.bitOffset()
+			if g.rng.IntN(4) == 0 {
+				off = "#" + off
+			}
+			switch g.rng.IntN(5) {
+			case 0:
+				cmd = append(cmd, "get", typ, off)
+			case 1:
+				cmd = append(cmd, g.pick("set", "SET"), typ, off, g.integer())
+			case 2:
+				cmd = append(cmd, "incrby", typ, off, g.integer())
+			case 3:
+				cmd = append(cmd, "overflow", g.pick("wrap", "sat", "fail", "FAIL", "bogus"))
+			default:
+				cmd = append(cmd, g.pick("get", "bogus"))
+			}
+		}
+		return cmd
+	case 10:
+		cmd := []string{"lcs", str(), str()}
+		for range g.rng.IntN(3) {
+			switch o := g.pick("len", "idx", "IDX", "withmatchlen", "minmatchlen", "bogus"); o {
+			case "minmatchlen":
+				cmd = append(cmd, o, g.pick("0", "1", "2", "-1", "x"))
+			default:
+				cmd = append(cmd, o)
+			}
+		}
+		return cmd
+	case 11:
+		return []string{"getset", str(), g.pick("v", "12", "")}
+	case 12:
+		cmd := []string{"msetnx"}
+		for range 1 + g.rng.IntN(3) {
+			cmd = append(cmd, str(), g.pick("v", "7"))
+		}
+		return cmd
+	case 13:
+		return []string{"object", g.pick("freq", "idletime", "refcount", "encoding", "FREQ"), g.pick("none", "nokey")}
+	case 14:
+		return []string{"object", g.pick("freq", "encoding", "encoding", "bogus", "help"), g.pick("z0", "z1", "x0", "x1", bigSet, "k0", "k1", "k2", "p0")}
+	}
+	return []string{"object", g.pick("help", "HELP", "freq", "bogus")}
+}
+
+// geo makes GEO commands on g0 and g1 (sorted sets of places on a grid of
+// distinct points; the distances compared are GEODIST's and WITHDIST's
+// four decimals) and now and then on a key of another type.
+func (g *cmdGen) geo() []string {
+	key := func() string {
+		if g.rng.IntN(10) == 0 {
+			return g.key()
+		}
+		return g.pick("g0", "g1")
+	}
+	coord := func() (string, string) {
+		if g.rng.IntN(15) == 0 {
+			return g.pick("181", "-180", "x", "", "inf", "10"), g.pick("86", "-85.05112878", "y", "45", "nan")
+		}
+		return strconv.Itoa(g.rng.IntN(21)-10) + "." + strconv.Itoa(g.rng.IntN(10)), strconv.Itoa(35+g.rng.IntN(20)) + "." + strconv.Itoa(g.rng.IntN(10))
+	}
+	place := func() string { return "pl" + strconv.Itoa(g.rng.IntN(12)) }
+	unit := func() string { return g.pick("m", "km", "mi", "ft", "KM", "parsec") }
+	switch g.rng.IntN(8) {
+	case 0, 1:
+		cmd := []string{"geoadd", key()}
+		for range g.rng.IntN(2) {
+			cmd = append(cmd, g.pick("nx", "xx", "ch", "CH"))
+		}
+		for range 1 + g.rng.IntN(3) {
+			lo, la := coord()
+			cmd = append(cmd, lo, la, place())
+		}
+		return cmd
+	case 2:
+		cmd := []string{"geodist", key(), place(), place()}
+		if g.rng.IntN(2) == 0 {
+			cmd = append(cmd, unit())
+		}
+		return cmd
+	case 3:
+		return []string{g.pick("geohash", "geopos"), key(), place(), place()}
+	}
+	var cmd []string
+	switch g.rng.IntN(4) {
+	case 0:
+		lo, la := coord()
+		name := g.pick("georadius_ro", "georadius")
+		return append([]string{name, key(), lo, la, g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(name == "georadius")...)
+	case 1:
+		name := g.pick("georadiusbymember_ro", "georadiusbymember")
+		return append([]string{name, key(), place(), g.pick("100", "500", "-1", "x", "0"), unit()}, g.geoOptions(name == "georadiusbymember")...)
+	case 2:
+		cmd = []string{"geosearch", key()}
+	default:
+		cmd = []string{"geosearchstore", g.pick("g2", "g0", "g1"), key()}
+	}
+	switch g.rng.IntN(5) {
+	case 0:
+		cmd = append(cmd, "frommember", place())
+	case 1:
+		// neither
+	default:
+		lo, la := coord()
+		cmd = append(cmd, "fromlonlat", lo, la)
+	}
+	switch g.rng.IntN(5) {
+	case 0:
+		cmd = append(cmd, "bybox", g.pick("300", "1000", "-1", "x"), g.pick("200", "800", "y"), unit())
+	case 1:
+	default:
+		cmd = append(cmd, "byradius", g.pick("100", "500", "1500", "-1", "x"), unit())
+	}
+	return append(cmd, g.geoOptions(cmd[0] == "geosearchstore")...)
+}
+
+func (g *cmdGen) geoOptions(store bool) []string {
+	var opts []string
+	for range g.rng.IntN(4) {
+		switch o := g.pick("withdist", "withcoord", "withhash", "asc", "desc", "count", "any", "storedist", "bogus", "store"); o {
+		case "count":
+			opts = append(opts, o, g.pick("1", "3", "0", "-1", "x"))
+		case "withdist", "withcoord", "withhash":
+			if !store || g.rng.IntN(4) == 0 {
+				opts = append(opts, o)
+			}
+		case "store":
+			opts = append(opts, o, "g2")
+		default:
+			opts = append(opts, o)
+		}
+	}
+	return opts
 }
 
 // pops is a command of pops.go: LMOVE, RPOPLPUSH, LMPOP, ZPOPMAX, ZMPOP,

@@ -57,6 +57,9 @@ func (k kind) typeName() string {
 // change in place and are only read under the lock.
 type entry struct {
 	kind kind
+	// enc is how valkey would encode a string value (OBJECT ENCODING),
+	// which depends on the command that made it.
+	enc strEnc
 	// vidx is 1 + the entry's index in its shard's volatile keys; 0 while
 	// it has no expiry. Set only through setExpire and unlink.
 	vidx     int32
@@ -64,6 +67,18 @@ type entry struct {
 	str      []byte // kindString
 	obj      any    // *list, hashValue, setValue, *zset, *stream
 }
+
+// strEnc is how valkey would encode a string: as tryObjectEncoding does
+// (an integer, embstr, raw by its content), raw (a string changed in
+// place: APPEND, SETRANGE, SETBIT, BITFIELD, BITOP, the HyperLogLog
+// commands), or never as an integer (INCRBYFLOAT's result).
+type strEnc uint8
+
+const (
+	encByContent strEnc = iota
+	encRaw
+	encNoInt
+)
 
 func (e *entry) expired(nowMS int64) bool { return e.expireAt != 0 && e.expireAt <= nowMS }
 

@@ -127,5 +127,6 @@ func cmdIncrByFloat(c *conn, args [][]byte) {
 		expireAt = e.expireAt
 	}
 	s.storeString(key, e, v, expireAt)
+	s.m[string(key)].enc = encNoInt
 	c.addBulk(v)
 }

@@ -130,10 +130,10 @@ func cmdSetRange(c *conn, args [][]byte) {
 	copy(v, old)
 	copy(v[offset:], val)
 	if e == nil {
-		s.add(key, &entry{kind: kindString, str: v})
+		s.add(key, &entry{kind: kindString, str: v, enc: encRaw})
 	} else {
 		s.freed += int64(cap(e.str))
-		e.str = v
+		e.str, e.enc = v, encRaw
 		s.touch(key)
 	}
 	c.addInt(int64(len(v)))

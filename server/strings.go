@@ -171,7 +171,7 @@ func (s *shard) storeString(key []byte, e *entry, v []byte, expireAt int64) {
 		return
 	}
 	s.freed += e.bytes()
-	e.kind, e.str, e.obj = kindString, v, nil
+	e.kind, e.str, e.obj, e.enc = kindString, v, nil, encByContent
 	s.setExpire(key, e, expireAt)
 	s.touch(key)
 }
@@ -490,7 +490,7 @@ func cmdAppend(c *conn, args [][]byte) {
 		s.add(key, &entry{kind: kindString, str: v})
 	} else {
 		s.freed += int64(cap(e.str))
-		e.str = v
+		e.str, e.enc = v, encRaw
 		s.touch(key)
 	}
 	s.unlock(c)

@@ -162,6 +162,11 @@ type keySpec struct {
 	// numkeys: valkey's keynum spec (EVAL, FCALL): the argument at first
 	// counts the keys that follow it; last is unused and step is 1.
 	numkeys bool
+	// keyword, when set, makes a spec of valkey's keyword kind: its
+	// keys begin after the first keyword (any case) at first or after it
+	// (XREAD's STREAMS, GEORADIUS's STORE); last is then valkey's lastkey,
+	// relative to that first key (-1: to the end), and limit, when not 0,
+	// takes the first 1/limit of the arguments after the keyword.
 	keyword string
 	limit   int
 	then    *keySpec
@@ -179,9 +184,10 @@ func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 }
 
 // keywordKeys is a keyword spec: the keys after keyword (searched from
-// the argument startFrom on), the first 1/limit of the arguments after it.
-func keywordKeys(keyword string, startFrom, limit int, flags keyFlags) keySpec {
-	return keySpec{first: startFrom, last: -1, step: 1, limit: limit, keyword: keyword, flags: flags}
+// the argument startFrom on) up to lastKey relative to the first (-1: to
+// the end), the first 1/limit of them when limit is not 0.
+func keywordKeys(keyword string, startFrom, lastKey, limit int, flags keyFlags) keySpec {
+	return keySpec{first: startFrom, last: lastKey, step: 1, limit: limit, keyword: keyword, flags: flags}
 }
 
 // and returns k followed by the key spec next.
@@ -227,8 +233,11 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 			if first == 0 {
 				continue
 			}
-			if sp.limit > 0 {
+			switch {
+			case sp.limit > 0:
 				last = first + (len(args)-first)/sp.limit - 1
+			case last >= 0:
+				last += first
 			}
 		}
 		if last < 0 {
@@ -435,6 +444,68 @@ func commandTable() []command {
 			doc: doc{"bitmap", "2.6.0", "Counts the number of set bits (population counting) in a string."}, run: cmdBitCount},
 		{name: "bitpos", arity: -3, flags: fReadonly, acl: cRead | cBitmap | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
 			doc: doc{"bitmap", "2.8.7", "Finds the first set (1) or clear (0) bit in a string."}, run: cmdBitPos},
+		// HyperLogLog, bitfields, LCS, GETSET, MSETNX, OBJECT, GEO.
+		{name: "pfadd", arity: -2, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHyperLogLog | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"hyperloglog", "2.8.9", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."}, run: cmdPFAdd},
+		{name: "pfcount", arity: -2, flags: fReadonly, acl: cRead | cHyperLogLog | cSlow,
+			keys: keyRange(1, -1, 1, kRW|kAccess, "RW because it may change the internal representation of the key, and propagate to replicas"),
+			doc:  doc{"hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."}, run: cmdPFCount},
+		{name: "pfmerge", arity: -2, flags: fWrite | fDenyOOM, acl: cWrite | cHyperLogLog | cSlow,
+			keys: keyRange(1, 1, 1, kRW|kAccess|kInsert).and(keyRange(2, -1, 1, kRO|kAccess)),
+			doc:  doc{"hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key."}, run: cmdPFMerge},
+		{name: "pfdebug", arity: 3, flags: fWrite | fDenyOOM | fAdmin, acl: cWrite | cHyperLogLog | cAdmin | cSlow | cDangerous, keys: keyRange(2, 2, 1, kRW|kAccess),
+			doc: doc{"hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values."}, run: cmdPFDebug},
+		{name: "pfselftest", arity: 1, flags: fAdmin, acl: cHyperLogLog | cAdmin | cSlow | cDangerous, keys: noKeys,
+			doc: doc{"hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values."}, run: cmdPFSelfTest},
+		{name: "bitop", arity: -4, flags: fWrite | fDenyOOM, acl: cWrite | cBitmap | cSlow,
+			keys: keyRange(2, 2, 1, kOW|kUpdate).and(keyRange(3, -1, 1, kRO|kAccess)),
+			doc:  doc{"bitmap", "2.6.0", "Performs bitwise operations on multiple strings, and stores the result."}, run: cmdBitOp},
+		{name: "bitfield", arity: -2, flags: fWrite | fDenyOOM, acl: cWrite | cBitmap | cSlow,
+			keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate|kVariableFlags, "This command allows both access and modification of the key"),
+			doc:  doc{"bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings."}, run: cmdBitfield},
+		{name: "bitfield_ro", arity: -2, flags: fReadonly | fFast, acl: cRead | cBitmap | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"bitmap", "6.0.0", "Performs arbitrary read-only bitfield integer operations on strings."}, run: cmdBitfield},
+		{name: "lcs", arity: -3, flags: fReadonly, acl: cRead | cString | cSlow, keys: keyRange(1, 2, 1, kRO|kAccess),
+			doc: doc{"string", "7.0.0", "Finds the longest common substring."}, run: cmdLCS},
+		{name: "getset", arity: 3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cString | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kUpdate),
+			doc: doc{"string", "1.0.0", "Returns the previous string value of a key after setting it to a new value."}, run: cmdGetSet},
+		{name: "msetnx", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cString | cSlow, keys: keyRange(1, -1, 2, kOW|kInsert),
+			doc: doc{"string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist."}, run: cmdMSetNX},
+		{name: "object", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"generic", "2.2.3", "A container for object introspection commands."}},
+		{name: "object|refcount", arity: 3, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: keyRange(2, 2, 1, kRO), tips: "nondeterministic_output",
+			doc: doc{"generic", "2.2.3", "Returns the reference count of a value of a key."}, run: cmdObject},
+		{name: "object|encoding", arity: 3, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: keyRange(2, 2, 1, kRO), tips: "nondeterministic_output",
+			doc: doc{"generic", "2.2.3", "Returns the internal encoding of an object."}, run: cmdObject},
+		{name: "object|idletime", arity: 3, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: keyRange(2, 2, 1, kRO), tips: "nondeterministic_output",
+			doc: doc{"generic", "2.2.3", "Returns the time since the last access to an object."}, run: cmdObject},
+		{name: "object|freq", arity: 3, flags: fReadonly, acl: cKeyspace | cRead | cSlow, keys: keyRange(2, 2, 1, kRO), tips: "nondeterministic_output",
+			doc: doc{"generic", "4.0.0", "Returns the logarithmic access frequency counter of an object."}, run: cmdObject},
+		{name: "object|help", arity: 2, flags: fLoading | fStale, acl: cKeyspace | cSlow, keys: noKeys,
+			doc: doc{"generic", "6.2.0", "Returns helpful text about the different subcommands."}, run: cmdObjectHelp},
+		{name: "geoadd", arity: -5, flags: fWrite | fDenyOOM, acl: cWrite | cGeo | cSlow, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"geo", "3.2.0", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."}, run: cmdGeoAdd},
+		{name: "geodist", arity: -4, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "3.2.0", "Returns the distance between two members of a geospatial index."}, run: cmdGeoDist},
+		{name: "geohash", arity: -2, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "3.2.0", "Returns members from a geospatial index as geohash strings."}, run: cmdGeoHash},
+		{name: "geopos", arity: -2, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "3.2.0", "Returns the longitude and latitude of members from a geospatial index."}, run: cmdGeoPos},
+		{name: "geosearch", arity: -7, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle."}, run: cmdGeoSearch},
+		{name: "geosearchstore", arity: -8, flags: fWrite | fDenyOOM, acl: cWrite | cGeo | cSlow,
+			keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, 2, 1, kRO|kAccess)),
+			doc:  doc{"geo", "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."}, run: cmdGeoSearchStore},
+		{name: "georadius", arity: -6, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cGeo | cSlow,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keywordKeys("STORE", 6, 0, 0, kOW|kUpdate).and(keywordKeys("STOREDIST", 6, 0, 0, kOW|kUpdate))),
+			doc:  doc{"geo", "3.2.0", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."}, run: cmdGeoRadius},
+		{name: "georadiusbymember", arity: -5, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cGeo | cSlow,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keywordKeys("STORE", 5, 0, 0, kOW|kUpdate).and(keywordKeys("STOREDIST", 5, 0, 0, kOW|kUpdate))),
+			doc:  doc{"geo", "3.2.0", "Queries a geospatial index for members within a distance from a member, optionally stores the result."}, run: cmdGeoRadiusByMember},
+		{name: "georadius_ro", arity: -6, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "3.2.10", "Returns members from a geospatial index that are within a distance from a coordinate."}, run: cmdGeoRadiusRO},
+		{name: "georadiusbymember_ro", arity: -5, flags: fReadonly, acl: cRead | cGeo | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"geo", "3.2.10", "Returns members from a geospatial index that are within a distance from a member."}, run: cmdGeoRadiusByMemberRO},
 		{name: "lpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
 			doc: doc{"list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist."}, run: cmdPush},
 		{name: "rpush", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
@@ -529,9 +600,9 @@ func commandTable() []command {
 			doc: doc{"stream", "5.0.0", "Deletes messages from the beginning of a stream."}, run: cmdXTrim},
 		{name: "xsetid", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
 			doc: doc{"stream", "5.0.0", "An internal command for replicating stream values."}, run: cmdXSetID},
-		{name: "xread", arity: -4, flags: fReadonly | fBlocking | fMovableKeys, acl: cRead | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 1, 2, kRO|kAccess),
+		{name: "xread", arity: -4, flags: fReadonly | fBlocking | fMovableKeys, acl: cRead | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 1, -1, 2, kRO|kAccess),
 			doc: doc{"stream", "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."}, run: cmdXRead},
-		{name: "xreadgroup", arity: -7, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 4, 2, kRO|kAccess),
+		{name: "xreadgroup", arity: -7, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 4, -1, 2, kRO|kAccess),
 			doc: doc{"stream", "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."}, run: cmdXRead},
 		{name: "xgroup", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
 			doc: doc{"stream", "5.0.0", "A container for consumer groups commands."}},
