@@ -57,12 +57,19 @@ type Options struct {
 	// never waits for them: it dials at once, and a failed dial fails at
 	// once (client libraries run their own backoff).
 	MinBackoff, MaxBackoff time.Duration
+	// FallbackDelay is how long Auto gives an RDMA dial before it starts a
+	// TCP dial beside it (happy eyeballs); the first to connect is used
+	// and the other cancelled. An RDMA dial that fails starts TCP at once.
+	// 0 means DefaultFallbackDelay; negative, TCP only once RDMA has failed.
+	FallbackDelay time.Duration
 	// OnFallback, if set, is called (on the dialling goroutine, once the
-	// connection is made) for every connection that uses TCP although RDMA
-	// was preferred: the one whose RDMA dial failed, and each one dialled
-	// in the RDMARetryInterval that follows, which does not try RDMA again
-	// (FallbackError.Skipped). The dialling goroutine may be the pool's
-	// own, which Close waits for: the hook must not call Close.
+	// connection is made) when the pool's connections start to use TCP
+	// although RDMA was preferred: for the first such connection, for one
+	// whose reason differs from the last call's, and for the first after
+	// an RDMA connection; not for each connection (Stats.FallbackConns
+	// counts those the last call covers, Stats.Fallbacks all of them). The
+	// dialling goroutine may be the pool's own, which Close waits for: the
+	// hook must not call Close.
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options
@@ -75,7 +82,23 @@ type Options struct {
 	Network Network
 }
 
+// DefaultFallbackDelay is Options.FallbackDelay's default: an RDMA
+// connection's setup (rdma_cm's address and route resolution, the connect
+// and the feature exchange) took 30 ms at the median and 46 ms at most of 40
+// dials in the soft-RoCE VM under TCG emulation, where it is slowest
+// (docs/benchmarks.md); on RDMA hardware it takes a few milliseconds. A
+// dial that has not connected by then is not the common case, and a client
+// whose dial timeout is 100 ms still gets TCP within it.
+const DefaultFallbackDelay = 50 * time.Millisecond
+
 // Stats are a pool's counters.
+//
+// Open counts the connections the pool has made and not yet closed, Idle
+// those it holds for a later Get, InUse the others. Through a Dialer, the
+// client library keeps its own idle connections, and a connection is
+// closed for good when the client closes it: there Idle is always 0 and
+// InUse equals Open, the connections the client holds, idle in its pool or
+// busy.
 type Stats struct {
 	Open, Idle, InUse int
 	Waits             uint64        // Gets that had to wait for a connection
@@ -83,9 +106,13 @@ type Stats struct {
 	Dials             map[Transport]uint64
 	Fallbacks         map[FallbackReason]uint64 // connections that use TCP although RDMA was preferred, by reason
 	LastFallback      *FallbackError            // the latest of those; nil if none
-	DialErrors        uint64
-	Unhealthy         uint64 // connections found dead and closed
-	Evicted           uint64 // closed for idleness or age, or for a TLS connection's place
+	// FallbackConns counts the connections made over TCP under the reason
+	// of OnFallback's last call, since that call: the connections it
+	// covers.
+	FallbackConns uint64
+	DialErrors    uint64
+	Unhealthy     uint64 // connections found dead and closed
+	Evicted       uint64 // closed for idleness or age, or for a TLS connection's place
 }
 
 // ErrClosed is returned by Get on a closed pool; it matches net.ErrClosed.
@@ -112,6 +139,11 @@ type Pool struct {
 	nextDial  time.Time // after a failed dial, no new dial before this
 	lastFall  *FallbackError
 	fallbacks map[FallbackReason]uint64
+	hooked    FallbackReason              // of OnFallback's last call; "" after an RDMA connection
+	covered   uint64                      // fallbacks since OnFallback's last call
+	reaping   int                         // losing dials not yet ended (reap)
+	reaped    *sync.Cond                  // on mu: reaping fell to 0
+	noDevice  func(rdmaAddr string) error // the default Network's quick look; nil for others
 
 	dials      [2]atomic.Uint64 // by transport: RDMA, TCP
 	waits      atomic.Uint64
@@ -163,6 +195,9 @@ func New(opts Options) (*Pool, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 5 * time.Second
 	}
+	if opts.FallbackDelay == 0 {
+		opts.FallbackDelay = DefaultFallbackDelay
+	}
 	if opts.RDMARetryInterval <= 0 {
 		opts.RDMARetryInterval = 30 * time.Second
 	}
@@ -178,7 +213,9 @@ func New(opts Options) (*Pool, error) {
 	}
 	if p.net == nil {
 		p.net = netDefault{engine: opts.TCPEngine}
+		p.noDevice = noRDMADevice
 	}
+	p.reaped = sync.NewCond(&p.mu)
 	p.stopped, p.stop = context.WithCancel(context.Background())
 	go p.maintain()
 	return p, nil
@@ -402,6 +439,11 @@ func (p *Pool) Close() error {
 	}
 	p.stop() // wakes Gets in the dial backoff and cancels the dials under way
 	<-p.done
+	p.mu.Lock()
+	for p.reaping > 0 { // losing dials, cancelled: each closes what it made
+		p.reaped.Wait()
+	}
+	p.mu.Unlock()
 	// In parallel: closing an RDMA connection waits for its teardown
 	// (tens of milliseconds under emulation), and a pool may hold many.
 	var wg sync.WaitGroup
@@ -421,8 +463,8 @@ func (p *Pool) Stats() Stats {
 		Waits: p.waits.Load(), WaitTime: time.Duration(p.waitNanos.Load()),
 		Dials:        map[Transport]uint64{RDMA: p.dials[0].Load(), TCP: p.dials[1].Load()},
 		Fallbacks:    map[FallbackReason]uint64{},
-		LastFallback: p.lastFall,
-		DialErrors:   p.dialErrors.Load(), Unhealthy: p.unhealthy.Load(), Evicted: p.evicted.Load(),
+		LastFallback: p.lastFall, FallbackConns: p.covered,
+		DialErrors: p.dialErrors.Load(), Unhealthy: p.unhealthy.Load(), Evicted: p.evicted.Load(),
 	}
 	for k, v := range p.fallbacks {
 		s.Fallbacks[k] = v
