@@ -32,7 +32,7 @@ type target struct {
 
 // embedded starts the embedded server on TCP (host) and, when this machine
 // has RDMA, on RDMA as well.
-func embedded(t *testing.T, host string) target {
+func embedded(t testing.TB, host string) target {
 	t.Helper()
 	srv := server.New(nil)
 	tl, err := net.Listen("tcp", net.JoinHostPort(host, "0"))

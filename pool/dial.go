@@ -120,6 +120,13 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 		fe = &FallbackError{Reason: p.rdmaErr.Reason, Err: p.rdmaErr.Err, Skipped: true}
 	}
 	p.mu.Unlock()
+	if fe == nil && p.noDevice != nil {
+		// Decided before any goroutine starts: without a device, the dial
+		// is TCP's alone, on this goroutine, as cheap as net.Dialer's.
+		if err := p.noDevice(p.opts.RDMAAddr); err != nil {
+			fe = p.rdmaFailed(err)
+		}
+	}
 	if fe != nil {
 		c, err := p.net.DialTCP(ctx, p.opts.Addr, nd)
 		if err != nil {
@@ -140,7 +147,7 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 	defer rcancel()
 	defer tcancel()
 	go func() {
-		c, err := p.dialRDMA(rctx)
+		c, err := p.net.DialRDMA(rctx, p.opts.RDMAAddr, p.opts.RDMA)
 		results <- result{c, err, RDMA}
 	}()
 	pending, tcpStarted := 1, false

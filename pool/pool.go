@@ -156,6 +156,10 @@ type Pool struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	kick    chan struct{} // wakes the maintainer to top up MinIdle
+	// maintaining says the maintainer runs (on mu): from New with MinIdle,
+	// else from the first connection that goes idle. A Dialer's pools,
+	// whose connections never go idle, start none.
+	maintaining bool
 }
 
 // New returns a pool for the target; it dials MinIdle connections in the
@@ -217,7 +221,11 @@ func New(opts Options) (*Pool, error) {
 	}
 	p.reaped = sync.NewCond(&p.mu)
 	p.stopped, p.stop = context.WithCancel(context.Background())
-	go p.maintain()
+	if opts.MinIdle > 0 {
+		p.mu.Lock()
+		p.startMaintainer()
+		p.mu.Unlock()
+	}
 	return p, nil
 }
 
@@ -389,6 +397,7 @@ func (p *Pool) put(c *poolEntry) {
 	}
 	p.idle = append(p.idle, c)
 	p.notifyLocked()
+	p.startMaintainer()
 	p.mu.Unlock()
 }
 
@@ -438,7 +447,12 @@ func (p *Pool) Close() error {
 		w <- struct{}{}
 	}
 	p.stop() // wakes Gets in the dial backoff and cancels the dials under way
-	<-p.done
+	p.mu.Lock()
+	maintaining := p.maintaining
+	p.mu.Unlock()
+	if maintaining {
+		<-p.done
+	}
 	p.mu.Lock()
 	for p.reaping > 0 { // losing dials, cancelled: each closes what it made
 		p.reaped.Wait()
@@ -470,6 +484,15 @@ func (p *Pool) Stats() Stats {
 		s.Fallbacks[k] = v
 	}
 	return s
+}
+
+// startMaintainer starts the maintainer, once; p.mu is held. Not after
+// Close, which no longer waits for it.
+func (p *Pool) startMaintainer() {
+	if !p.maintaining && !p.closed {
+		p.maintaining = true
+		go p.maintain()
+	}
 }
 
 // maintain evicts idle connections past MaxIdleTime or MaxLifetime and

@@ -1,0 +1,109 @@
+package pool
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
+)
+
+// TestEyeballsKeepRDMA (VM): with a working RDMA path, Auto's happy
+// eyeballs change nothing: every dial, one at a time and eight at once
+// (go-redis through a Dialer), connects over RDMA, and no TCP dial wins.
+// It logs each dial's setup time, the figure FallbackDelay's default is
+// chosen by.
+func TestEyeballsKeepRDMA(t *testing.T) {
+	rdmatest.Require(t)
+	tg := embedded(t, rdmatest.Addr(t).String())
+	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort})
+	ctx := context.Background()
+	const serial = 40
+	var took []time.Duration
+	var held []PooledConn
+	for range serial {
+		start := time.Now()
+		c, err := p.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		held = append(held, c) // held: each Get dials
+	}
+	for _, c := range held {
+		ping(t, c)
+		c.Close()
+	}
+	slices.Sort(took)
+	t.Logf("%d RDMA dials one at a time under Auto: setup p50 %v, p90 %v, max %v (FallbackDelay %v)",
+		serial, took[serial/2], took[serial*9/10], took[serial-1], p.opts.FallbackDelay)
+	if st := p.Stats(); st.Dials[RDMA] != serial || st.Dials[TCP] != 0 || st.LastFallback != nil {
+		t.Errorf("one at a time: dials %v, fallback %v; want all %d over RDMA", st.Dials, st.LastFallback, serial)
+	}
+
+	d := &Dialer{Options: Options{RDMAPort: tg.rdmaPort}}
+	defer d.Close()
+	const conc = 8
+	rdb := redis.NewClient(&redis.Options{Addr: tg.tcp, Dialer: d.DialContext, PoolSize: conc})
+	defer rdb.Close()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range conc {
+		wg.Go(func() {
+			<-start
+			// Each holds a connection for 200 ms: the client dials one each.
+			if err := rdb.BLPop(ctx, 200*time.Millisecond, "eyeballs-none").Err(); err != nil && err != redis.Nil {
+				t.Error(err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	st := d.Stats()[tg.tcp]
+	t.Logf("go-redis, %d goroutines at once: dials %v, fallbacks %v", conc, st.Dials, st.Fallbacks)
+	if st.Dials[RDMA] == 0 || st.Dials[TCP] != 0 {
+		t.Errorf("at once: dials %v, fallbacks %v; want all over RDMA", st.Dials, st.Fallbacks)
+	}
+}
+
+// BenchmarkAutoDialRDMA (VM): the setup time of an Auto dial over a working
+// RDMA path, without happy eyeballs (delay=off: TCP only once RDMA fails,
+// the dial as it was before) and with them (delay=default); rdma-share is
+// the fraction of dials that connected over RDMA. With -count the two run
+// back to back, alternating.
+func BenchmarkAutoDialRDMA(b *testing.B) {
+	rdmatest.Require(b)
+	host := rdmatest.Addr(b).String()
+	tg := embedded(b, host)
+	for _, bc := range []struct {
+		name  string
+		delay time.Duration
+	}{{"delay=off", -1}, {"delay=default", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := New(Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort, FallbackDelay: bc.delay})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				c, err := p.Get(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				c.Discard()
+				b.StartTimer()
+			}
+			b.StopTimer()
+			st := p.Stats()
+			b.ReportMetric(float64(st.Dials[RDMA])/float64(st.Dials[RDMA]+st.Dials[TCP]), "rdma-share")
+		})
+	}
+}
