@@ -106,7 +106,8 @@ func (p *Pool) dialRDMA(ctx context.Context) (Conn, error) {
 
 // dialAuto is Auto's dial, happy eyeballs between the transports (as RFC
 // 8305 is between address families): it starts RDMA, and TCP beside it once
-// RDMA has failed or has not connected within FallbackDelay; the first to
+// RDMA has failed or has not connected within FallbackDelay, or half the
+// time ctx leaves, whichever is shorter; the first to
 // connect wins, and the other is cancelled, and closed should it connect
 // all the same (on a goroutine Close waits for). After an RDMA failure
 // that says RDMA is unavailable (fallbackReason) it dials TCP alone for
@@ -159,8 +160,13 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 		}()
 	}
 	var delay <-chan time.Time
-	if p.opts.FallbackDelay > 0 {
-		t := time.NewTimer(p.opts.FallbackDelay)
+	if d := p.opts.FallbackDelay; d > 0 {
+		// Never more than half the time the dial has: a client with a
+		// short dial timeout still gets TCP within it.
+		if dl, ok := ctx.Deadline(); ok {
+			d = min(d, time.Until(dl)/2)
+		}
+		t := time.NewTimer(d)
 		defer t.Stop()
 		delay = t.C
 	}

@@ -15,34 +15,41 @@ import (
 // TestEyeballsKeepRDMA (VM): with a working RDMA path, Auto's happy
 // eyeballs change nothing: every dial, one at a time and eight at once
 // (go-redis through a Dialer), connects over RDMA, and no TCP dial wins.
-// It logs each dial's setup time, the figure FallbackDelay's default is
-// chosen by.
+// It logs the setup time of RDMA dials without the race (FallbackDelay
+// negative), the figure DefaultFallbackDelay is chosen by.
 func TestEyeballsKeepRDMA(t *testing.T) {
 	rdmatest.Require(t)
 	tg := embedded(t, rdmatest.Addr(t).String())
-	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort})
 	ctx := context.Background()
 	const serial = 40
-	var took []time.Duration
-	var held []PooledConn
-	for range serial {
-		start := time.Now()
-		c, err := p.Get(ctx)
-		if err != nil {
-			t.Fatal(err)
+	dials := func(p *Pool) []time.Duration {
+		t.Helper()
+		var took []time.Duration
+		var held []PooledConn
+		for range serial {
+			start := time.Now()
+			c, err := p.Get(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			took = append(took, time.Since(start))
+			held = append(held, c) // held: each Get dials
 		}
-		took = append(took, time.Since(start))
-		held = append(held, c) // held: each Get dials
+		for _, c := range held {
+			ping(t, c)
+			c.Close()
+		}
+		slices.Sort(took)
+		return took
 	}
-	for _, c := range held {
-		ping(t, c)
-		c.Close()
-	}
-	slices.Sort(took)
-	t.Logf("%d RDMA dials one at a time under Auto: setup p50 %v, p90 %v, max %v (FallbackDelay %v)",
-		serial, took[serial/2], took[serial*9/10], took[serial-1], p.opts.FallbackDelay)
-	if st := p.Stats(); st.Dials[RDMA] != serial || st.Dials[TCP] != 0 || st.LastFallback != nil {
-		t.Errorf("one at a time: dials %v, fallback %v; want all %d over RDMA", st.Dials, st.LastFallback, serial)
+	for _, delay := range []time.Duration{-1, 0} {
+		p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort, FallbackDelay: delay})
+		took := dials(p)
+		t.Logf("%d dials one at a time, FallbackDelay %v: setup p50 %v, p90 %v, max %v", serial, p.opts.FallbackDelay, took[serial/2], took[serial*9/10], took[serial-1])
+		if st := p.Stats(); st.Dials[RDMA] != serial || st.Dials[TCP] != 0 || st.LastFallback != nil {
+			t.Errorf("FallbackDelay %v: dials %v, fallback %v; want all %d over RDMA", p.opts.FallbackDelay, st.Dials, st.LastFallback, serial)
+		}
+		p.Close()
 	}
 
 	d := &Dialer{Options: Options{RDMAPort: tg.rdmaPort}}

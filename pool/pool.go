@@ -58,9 +58,11 @@ type Options struct {
 	// once (client libraries run their own backoff).
 	MinBackoff, MaxBackoff time.Duration
 	// FallbackDelay is how long Auto gives an RDMA dial before it starts a
-	// TCP dial beside it (happy eyeballs); the first to connect is used
-	// and the other cancelled. An RDMA dial that fails starts TCP at once.
-	// 0 means DefaultFallbackDelay; negative, TCP only once RDMA has failed.
+	// TCP dial beside it (happy eyeballs), at most half the time the dial
+	// has (DialTimeout, the context's deadline); the first to connect is
+	// used and the other cancelled. An RDMA dial that fails starts TCP at
+	// once. 0 means DefaultFallbackDelay; negative, TCP only once RDMA
+	// has failed.
 	FallbackDelay time.Duration
 	// OnFallback, if set, is called (on the dialling goroutine, once the
 	// connection is made) when the pool's connections start to use TCP
@@ -82,14 +84,14 @@ type Options struct {
 	Network Network
 }
 
-// DefaultFallbackDelay is Options.FallbackDelay's default: an RDMA
-// connection's setup (rdma_cm's address and route resolution, the connect
-// and the feature exchange) took 30 ms at the median and 46 ms at most of 40
-// dials in the soft-RoCE VM under TCG emulation, where it is slowest
-// (docs/benchmarks.md); on RDMA hardware it takes a few milliseconds. A
-// dial that has not connected by then is not the common case, and a client
-// whose dial timeout is 100 ms still gets TCP within it.
-const DefaultFallbackDelay = 50 * time.Millisecond
+// DefaultFallbackDelay is Options.FallbackDelay's default, RFC 8305's
+// Connection Attempt Delay. An RDMA connection's setup (rdma_cm's address
+// and route resolution, the connect, the feature exchange) takes a few
+// milliseconds on hardware and SETUP_FIGURES in the soft-RoCE VM under
+// emulation, where it is slowest (docs/benchmarks.md): a working path
+// connects well within it. A client with a shorter dial timeout gets TCP
+// within half of it (Options.FallbackDelay).
+const DefaultFallbackDelay = 250 * time.Millisecond
 
 // Stats are a pool's counters.
 //
