@@ -2,6 +2,8 @@ package pool
 
 import (
 	"context"
+	"io"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -36,7 +38,7 @@ func TestEyeballsKeepRDMA(t *testing.T) {
 			held = append(held, c) // held: each Get dials
 		}
 		for _, c := range held {
-			ping(t, c)
+			respPing(t, c)
 			c.Close()
 		}
 		slices.Sort(took)
@@ -112,5 +114,17 @@ func BenchmarkAutoDialRDMA(b *testing.B) {
 			st := p.Stats()
 			b.ReportMetric(float64(st.Dials[RDMA])/float64(st.Dials[RDMA]+st.Dials[TCP]), "rdma-share")
 		})
+	}
+}
+
+// respPing sends PING to the server on c and reads its +PONG.
+func respPing(t *testing.T, c net.Conn) {
+	t.Helper()
+	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "+PONG\r\n" {
+		t.Fatalf("PING: %q, %v", buf, err)
 	}
 }
