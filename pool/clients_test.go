@@ -195,7 +195,9 @@ func TestDeviceRemovedFallsBack(t *testing.T) {
 	}
 	host := rdmatest.Addr(t).String()
 	tg := embedded(t, host)
-	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort})
+	// No race with TCP (FallbackDelay): under emulation an RDMA setup can
+	// take longer than the default, and the test needs RDMA first.
+	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort, FallbackDelay: -1})
 	ctx := context.Background()
 	c, err := p.Get(ctx)
 	if err != nil {

@@ -87,9 +87,11 @@ type Options struct {
 // DefaultFallbackDelay is Options.FallbackDelay's default, RFC 8305's
 // Connection Attempt Delay. An RDMA connection's setup (rdma_cm's address
 // and route resolution, the connect, the feature exchange) takes a few
-// milliseconds on hardware and SETUP_FIGURES in the soft-RoCE VM under
-// emulation, where it is slowest (docs/benchmarks.md): a working path
-// connects well within it. A client with a shorter dial timeout gets TCP
+// milliseconds on hardware. In the soft-RoCE VM under TCG emulation it
+// took 70-200 ms at the median and 0.5-0.65 s at p90 through a pool with
+// up to 40 connections open (docs/benchmarks.md): there a longer delay
+// keeps every dial on RDMA, at the cost of that much more per dial on an
+// RDMA path that hangs. A client with a shorter dial timeout gets TCP
 // within half of it (Options.FallbackDelay).
 const DefaultFallbackDelay = 250 * time.Millisecond
 
