@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench bench-ffi bench-rxe bench-valkey bench-cluster valkey-rdma test-rxe vm-run vm-fetch
+.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-cluster valkey-rdma test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -19,6 +19,12 @@ test:
 bench:
 	scripts/deps.sh test
 	CGO_ENABLED=0 go test -run '^$$' -bench . -benchmem ./bench ./pool ./cq ./server ./cmd/rdmapool/internal/benchrun
+
+# size: what a pool.Dialer adds to the binary of a go-redis program
+# (bench/size/size.sh), for this tree or, with SIZE_REVS='main HEAD', for
+# each git revision named.
+size:
+	bench/size/size.sh $(SIZE_REVS)
 
 # bench-ffi: the cost of one C call: ours, purego.SyscallN and cgo, in one run.
 bench-ffi:

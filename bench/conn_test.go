@@ -10,12 +10,12 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
-	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/pool/gnettcp"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 // transports are the connections compared: rdmapool's RDMA connection (a
-// qp.Conn), its TCP connection (a pool.TCPConn over gnet), and a plain
+// qp.Conn), its TCP connection over gnet (a gnettcp.Conn), and a plain
 // net.Conn as the reference for TCP. Each dials an echo server of its kind
 // in a child process.
 var transports = []struct {
@@ -33,7 +33,7 @@ var transports = []struct {
 		return closeLater(b, c, err)
 	}},
 	{"tcp", func(b *testing.B) net.Conn {
-		c, err := pool.DialTCP(dialCtx(b), startEcho(b, "tcp"))
+		c, err := gnettcp.Dial(dialCtx(b), startEcho(b, "tcp"))
 		return closeLater(b, c, err)
 	}},
 	{"tcp-net.Conn", func(b *testing.B) net.Conn {

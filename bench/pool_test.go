@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/pool/gnettcp"
 )
 
 // BenchmarkPoolGetPut: take an idle connection from a pool (its health
@@ -51,7 +52,7 @@ func BenchmarkPoolGetPut(b *testing.B) {
 // TestEchoServer: the child echo server the benchmarks use starts, echoes
 // and stops (over TCP; RDMA's is exercised by the benchmarks in the VM).
 func TestEchoServer(t *testing.T) {
-	c, err := pool.DialTCP(t.Context(), startEcho(t, "tcp"))
+	c, err := gnettcp.Dial(t.Context(), startEcho(t, "tcp"))
 	if err != nil {
 		t.Fatal(err)
 	}

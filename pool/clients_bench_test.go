@@ -121,15 +121,35 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// benchDialers returns a Dialer (policy TCP) on each engine.
-func benchDialers(b *testing.B) map[TCPEngine]*Dialer {
-	m := map[TCPEngine]*Dialer{}
-	for _, e := range []TCPEngine{TCPNetpoll, TCPGnet} {
+// benchDialers returns a Dialer (policy TCP) on each engine of
+// testEngines, in order.
+func benchDialers(b *testing.B) []*Dialer {
+	var ds []*Dialer
+	for _, e := range testEngines {
 		d := &Dialer{Options: Options{Policy: TCPOnly, TCPEngine: e}}
 		b.Cleanup(func() { d.Close() })
-		m[e] = d
+		ds = append(ds, d)
 	}
-	return m
+	return ds
+}
+
+// benchSides names the sides of a client benchmark: the client's own
+// dialer, one per engine (dial gives the engine's Dialer's method), and
+// the control.
+func benchSides[F any](ds []*Dialer, dial func(*Dialer) F) []struct {
+	name string
+	dial F
+} {
+	type side = struct {
+		name string
+		dial F
+	}
+	var zero F
+	sides := []side{{"own", zero}}
+	for i, d := range ds {
+		sides = append(sides, side{testEngines[i].String(), dial(d)})
+	}
+	return append(sides, side{"control", zero})
 }
 
 // serial runs f n times, one after the other, and records each latency.
@@ -171,10 +191,7 @@ func BenchmarkClientGoRedis(b *testing.B) {
 		rdb  *redis.Client
 	}
 	var clients []client
-	for _, c := range []struct {
-		name string
-		dial func(context.Context, string, string) (net.Conn, error)
-	}{{"own", nil}, {"netpoll", ds[TCPNetpoll].DialContext}, {"gnet", ds[TCPGnet].DialContext}, {"control", nil}} {
+	for _, c := range benchSides(ds, func(d *Dialer) func(context.Context, string, string) (net.Conn, error) { return d.DialContext }) {
 		rdb := redis.NewClient(&redis.Options{Addr: tg.tcp, Dialer: c.dial, PoolSize: benchParallel})
 		b.Cleanup(func() { rdb.Close() })
 		clients = append(clients, client{c.name, rdb})
@@ -237,10 +254,9 @@ func BenchmarkClientValkeyGo(b *testing.B) {
 		gets valkey.Commands
 	}
 	var clients []client
-	for _, c := range []struct {
-		name string
-		dial func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error)
-	}{{"own", nil}, {"netpoll", ds[TCPNetpoll].DialValkey}, {"gnet", ds[TCPGnet].DialValkey}, {"control", nil}} {
+	for _, c := range benchSides(ds, func(d *Dialer) func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
+		return d.DialValkey
+	}) {
 		vk, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{tg.tcp}, DialCtxFn: c.dial, DisableCache: true})
 		if err != nil {
 			b.Fatal(err)

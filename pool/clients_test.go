@@ -258,7 +258,7 @@ func TestDeviceRemovedFallsBack(t *testing.T) {
 // pooled).
 func TestPoolNoStaleReply(t *testing.T) {
 	tg := valkeyServer(t)
-	for _, eng := range []TCPEngine{TCPNetpoll, TCPGnet} {
+	for _, eng := range testEngines {
 		t.Run(eng.String(), func(t *testing.T) {
 			p := newPool(t, Options{Addr: tg.tcp, Policy: TCPOnly, TCPEngine: eng, MaxOpen: 1})
 			ctx := context.Background()

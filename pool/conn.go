@@ -12,9 +12,11 @@
 //
 // Nothing here needs cgo: the RDMA libraries are loaded at the first RDMA
 // dial (package loader). On TCP, a Conn is a *net.TCPConn behind the Conn
-// contract (TCPNetpoll, the default) or a connection on gnet's event loops
-// (TCPGnet). Options.Network replaces both transports; package pooltest
-// has one in memory for tests.
+// contract (TCPNetpoll, the default) or, with Options.TCPEngine set to
+// gnettcp.Engine, a connection on gnet's event loops (package
+// pool/gnettcp, which a program imports only if it wants them: package
+// pool itself does not link gnet). Options.Network replaces both
+// transports; package pooltest has one in memory for tests.
 //
 // Pool.Get hands out a PooledConn, which Close returns to the pool when it
 // is between requests (every reply read) and closes otherwise. Where the

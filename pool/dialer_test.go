@@ -15,11 +15,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
 // tlsEchoServer serves TLS echo on 127.0.0.1 with a certificate for
 // 127.0.0.1 that the returned config trusts.
-func tlsEchoServer(t *testing.T) (*tcpServer, *tls.Config) {
+func tlsEchoServer(t *testing.T) (*testutil.Server, *tls.Config) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -42,7 +44,7 @@ func tlsEchoServer(t *testing.T) (*tcpServer, *tls.Config) {
 		t.Fatal(err)
 	}
 	srv := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		tc := tls.Server(c, srv)
 		defer tc.Close()
 		io.Copy(tc, tc)
@@ -67,7 +69,7 @@ func TestDialValkeyTLS(t *testing.T) {
 		return nil
 	}}
 	ctx := context.Background()
-	c, err := d.DialValkey(ctx, s.addr(), nd, cfg)
+	c, err := d.DialValkey(ctx, s.Addr(), nd, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestDialValkeyTLS(t *testing.T) {
 	if controls.Load() != 1 {
 		t.Errorf("the net.Dialer's Control ran %d times, want 1", controls.Load())
 	}
-	p, err := d.Pool(s.addr())
+	p, err := d.Pool(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestDialValkeyTLS(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if c2, err := d.DialValkey(short, s.addr(), nil, cfg); !errors.Is(err, context.DeadlineExceeded) {
+	if c2, err := d.DialValkey(short, s.Addr(), nil, cfg); !errors.Is(err, context.DeadlineExceeded) {
 		if c2 != nil {
 			c2.Close()
 		}
@@ -124,7 +126,7 @@ func TestDialValkeyTLSTakesIdlePlace(t *testing.T) {
 	s, cfg := tlsEchoServer(t)
 	d := &Dialer{Options: Options{Policy: TCPOnly, MaxOpen: 1}}
 	defer d.Close()
-	p, err := d.Pool(s.addr())
+	p, err := d.Pool(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ func TestDialValkeyTLSTakesIdlePlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain.Close() // idle
-	c, err := d.DialValkey(ctx, s.addr(), nil, cfg)
+	c, err := d.DialValkey(ctx, s.Addr(), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

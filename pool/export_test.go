@@ -4,3 +4,7 @@ package pool
 
 // Ping writes "ping" to c and fails the test unless it reads it back.
 var Ping = ping
+
+// TestEngines lets package pool_test add the engines of other packages
+// (engines_test.go) to testEngines.
+var TestEngines = &testEngines

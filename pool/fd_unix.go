@@ -4,17 +4,6 @@ package pool
 
 import "golang.org/x/sys/unix"
 
-// directWritesDefault: TCPConn.Write calls write(2) itself (see tcp.go).
-const directWritesDefault = true
-
-// writeFD is write(2) on the socket gnet polls.
-func writeFD(fd int, p []byte) (int, error) { return unix.Write(fd, p) }
-
-const (
-	errEINTR  = unix.EINTR
-	errEAGAIN = unix.EAGAIN
-)
-
 // pollSet is what a netpoll connection's health check polls.
 type pollSet = [1]unix.PollFd
 

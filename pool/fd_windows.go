@@ -1,19 +1,5 @@
 package pool
 
-import "syscall"
-
-// directWritesDefault: gnet's Windows connections are net.Conns with no
-// socket of ours to write(2) to, so every Write goes through AsyncWrite.
-const directWritesDefault = false
-
-// writeFD is never called: directWritesDefault is false.
-func writeFD(fd int, p []byte) (int, error) { return 0, syscall.EWINDOWS }
-
-const (
-	errEINTR  = syscall.EINTR
-	errEAGAIN = syscall.EAGAIN
-)
-
 type pollSet struct{}
 
 // peekFD finds the connection idle: there is no poll(2) here, so the

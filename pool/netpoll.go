@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"syscall"
+
+	"github.com/seed54442f1a/rdmapool/internal/tcpdial"
 )
 
 // netpollConn is a *net.TCPConn as a Conn (engine TCPNetpoll): every
@@ -23,10 +25,27 @@ var (
 )
 
 func dialNetpoll(ctx context.Context, nd *net.Dialer, addr string) (*netpollConn, error) {
-	tc, err := connectTCP(ctx, nd, addr)
+	tc, err := tcpdial.Connect(ctx, nd, addr)
 	if err != nil {
 		return nil, err
 	}
+	return newNetpoll(tc)
+}
+
+// NewTCPConn is the Conn of engine TCPNetpoll on a connection made
+// elsewhere, for a Network or a TCPEngine that connects its own sockets
+// (package gnettcp's connections move to one when their unread data
+// passes a bound). The Conn also implements HealthChecker and
+// syscall.Conn. On error, tc is closed.
+func NewTCPConn(tc *net.TCPConn) (Conn, error) {
+	c, err := newNetpoll(tc)
+	if err != nil {
+		return nil, err // not a nil *netpollConn in a Conn
+	}
+	return c, nil
+}
+
+func newNetpoll(tc *net.TCPConn) (*netpollConn, error) {
 	raw, err := tc.SyscallConn()
 	if err != nil {
 		tc.Close()

@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
 // TestNetpollHealthy: a netpoll connection is healthy while open with
@@ -12,8 +14,8 @@ import (
 // the look allocates nothing.
 func TestNetpollHealthy(t *testing.T) {
 	peers := make(chan net.Conn, 1)
-	s := newTCPServer(t, func(c net.Conn) { peers <- c })
-	c, err := dialNetpoll(context.Background(), nil, s.addr())
+	s := testutil.NewServer(t, func(c net.Conn) { peers <- c })
+	c, err := dialNetpoll(context.Background(), nil, s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/nettest"
 
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
@@ -20,30 +21,21 @@ import (
 // concurrently (under the race detector in CI). The peer, c2, is a plain
 // accepted connection: net's on TCP, qp's on RDMA.
 
-// TestNetConnTCP: the gnet transport, with both write modes.
-func TestNetConnTCP(t *testing.T) {
-	tcpBothWriteModes(t, func(t *testing.T) {
-		tcpLeakCheck(t, false)
-		peers := newPeerServer(t)
-		nettest.TestConn(t, pipe(func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, nil, peers.addr(), tcpTest) }, peers.accept))
-	})
-}
-
 // TestNetConnPooled: a PooledConn, as Get hands it out (with Discard for
-// Close), over each TCP engine and, where this machine has an RDMA device,
+// Close), over each TCP engine (testEngines) and, where this machine has an RDMA device,
 // over RDMA; and a Dialer's connection, as a client library gets it.
 func TestNetConnPooled(t *testing.T) {
-	for _, eng := range []TCPEngine{TCPNetpoll, TCPGnet} {
+	for _, eng := range testEngines {
 		t.Run("tcp-"+eng.String(), func(t *testing.T) {
 			peers := newPeerServer(t)
-			p := newPool(t, Options{Addr: peers.addr(), Policy: TCPOnly, TCPEngine: eng})
+			p := newPool(t, Options{Addr: peers.Addr(), Policy: TCPOnly, TCPEngine: eng})
 			nettest.TestConn(t, pipe(pooled(p), peers.accept))
 		})
 		t.Run("dialer-"+eng.String(), func(t *testing.T) {
 			peers := newPeerServer(t)
 			d := &Dialer{Options: Options{Policy: TCPOnly, TCPEngine: eng}}
 			defer d.Close()
-			dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", peers.addr()) }
+			dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", peers.Addr()) }
 			nettest.TestConn(t, pipe(dial, peers.accept))
 		})
 	}
@@ -98,14 +90,14 @@ func (c discardOnClose) Close() error { return c.Discard() }
 
 // peerServer hands each accepted TCP connection to accept.
 type peerServer struct {
-	*tcpServer
+	*testutil.Server
 	accepted chan net.Conn
 }
 
 func newPeerServer(t *testing.T) *peerServer {
 	t.Helper()
 	ps := &peerServer{accepted: make(chan net.Conn, 1)}
-	ps.tcpServer = newTCPServer(t, func(c net.Conn) { ps.accepted <- c })
+	ps.Server = testutil.NewServer(t, func(c net.Conn) { ps.accepted <- c })
 	return ps
 }
 

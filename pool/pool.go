@@ -75,8 +75,8 @@ type Options struct {
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options
-	// TCPEngine chooses what drives TCP connections: TCPNetpoll (the
-	// default) or TCPGnet.
+	// TCPEngine dials and drives TCP connections: nil means TCPNetpoll;
+	// package pool/gnettcp has gnet's event loops (gnettcp.Engine).
 	TCPEngine TCPEngine
 	// Network, if set, dials the connections instead of qp.Dial and the
 	// TCP engine (package pooltest has an in-memory one); TCPEngine is
@@ -183,10 +183,8 @@ func New(opts Options) (*Pool, error) {
 	if err := resolveRDMAAddr(&opts); err != nil {
 		return nil, err
 	}
-	switch opts.TCPEngine {
-	case TCPNetpoll, TCPGnet:
-	default:
-		return nil, fmt.Errorf("rdmapool: pool: unknown %v", opts.TCPEngine)
+	if opts.TCPEngine == nil {
+		opts.TCPEngine = TCPNetpoll
 	}
 	if opts.MaxOpen <= 0 {
 		opts.MaxOpen = math.MaxInt

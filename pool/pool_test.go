@@ -7,16 +7,23 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
 
+// testEngines are the TCP engines that the tests of Pools and Dialers run
+// on. Package pool_test's engines_test.go adds gnettcp.Engine, which a
+// test of package pool cannot import (gnettcp imports pool).
+var testEngines = []TCPEngine{TCPNetpoll}
+
 // newEchoServer serves TCP echo on 127.0.0.1 until the test ends.
-func newEchoServer(t *testing.T) *tcpServer { return newTCPServer(t, tcpEcho) }
+func newEchoServer(t *testing.T) *testutil.Server { return testutil.NewServer(t, testutil.Echo) }
 
 func newPool(t *testing.T, o Options) *Pool {
 	t.Helper()
@@ -57,7 +64,7 @@ func ping(t *testing.T, c net.Conn) {
 
 func TestPoolLimitAndWait(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 2})
 	ctx := context.Background()
 	a, err := p.Get(ctx)
 	if err != nil {
@@ -103,7 +110,7 @@ func TestPoolLimitAndWait(t *testing.T) {
 
 func TestPoolCloseWakesWaiters(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 1})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 1})
 	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -130,14 +137,14 @@ func TestPoolCloseWakesWaiters(t *testing.T) {
 
 func TestPoolHealthCheck(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly})
 	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ping(t, c)
 	c.Close()
-	s.kill() // the server drops the idle connection
+	s.Kill() // the server drops the idle connection
 	time.Sleep(50 * time.Millisecond)
 	c2, err := p.Get(context.Background())
 	if err != nil {
@@ -152,7 +159,7 @@ func TestPoolHealthCheck(t *testing.T) {
 
 func TestPoolBrokenConnIsNotReused(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly})
 	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +176,7 @@ func TestPoolBrokenConnIsNotReused(t *testing.T) {
 
 func TestPoolEvictionAndLifetime(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxIdleTime: 50 * time.Millisecond})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxIdleTime: 50 * time.Millisecond})
 	c, _ := p.Get(context.Background())
 	c.Close()
 	deadline := time.Now().Add(5 * time.Second)
@@ -180,7 +187,7 @@ func TestPoolEvictionAndLifetime(t *testing.T) {
 		t.Errorf("idle connection not evicted: %+v", st)
 	}
 
-	p2 := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxLifetime: 30 * time.Millisecond})
+	p2 := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxLifetime: 30 * time.Millisecond})
 	c, _ = p2.Get(context.Background())
 	time.Sleep(60 * time.Millisecond)
 	c.Close() // too old: closed, not kept
@@ -191,7 +198,7 @@ func TestPoolEvictionAndLifetime(t *testing.T) {
 
 func TestPoolMinIdle(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MinIdle: 3})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MinIdle: 3})
 	deadline := time.Now().Add(5 * time.Second)
 	for p.Stats().Idle < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -249,7 +256,7 @@ func TestPoolMinIdleBacksOff(t *testing.T) {
 
 func TestPoolConcurrent(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 4})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 4})
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
@@ -279,7 +286,7 @@ func TestAutoFallsBack(t *testing.T) {
 	s := newEchoServer(t)
 	var hooked []*FallbackError
 	var mu sync.Mutex
-	p := newPool(t, Options{Addr: s.addr(), OnFallback: func(fe *FallbackError) {
+	p := newPool(t, Options{Addr: s.Addr(), OnFallback: func(fe *FallbackError) {
 		mu.Lock()
 		hooked = append(hooked, fe)
 		mu.Unlock()
@@ -299,7 +306,7 @@ func TestAutoFallsBack(t *testing.T) {
 	t.Logf("fallback: %v", st.LastFallback)
 	c.Close() // idle now: p's maintainer starts before r counts goroutines
 
-	r := newPool(t, Options{Addr: s.addr(), Policy: RDMAOnly})
+	r := newPool(t, Options{Addr: s.Addr(), Policy: RDMAOnly})
 	_, err = r.Get(context.Background())
 	if err == nil {
 		t.Fatal("RDMA only succeeded without RDMA")
@@ -316,7 +323,7 @@ func TestAutoFallsBack(t *testing.T) {
 // handed out twice, and is not closed.
 func TestPoolStaleHandle(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 2})
 	ctx := context.Background()
 	a, err := p.Get(ctx)
 	if err != nil {
@@ -366,7 +373,7 @@ func TestPoolStaleHandle(t *testing.T) {
 // with that Read.
 func TestPoolCloseDuringRead(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 2})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 2})
 	ctx := context.Background()
 	a, err := p.Get(ctx)
 	if err != nil {
@@ -433,7 +440,7 @@ func wantGetErr(t *testing.T, errc <-chan error, what string) {
 // TestPoolCloseCancelsDial: Close cancels a dial under way, whose Get
 // returns ErrClosed without counting a dial error.
 func TestPoolCloseCancelsDial(t *testing.T) {
-	addr := tcpFullListener(t)
+	addr := testutil.FullListener(t)
 	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, DialTimeout: time.Minute})
 	errc := getAsync(p, context.Background())
 	time.Sleep(100 * time.Millisecond) // the connect hangs
@@ -449,7 +456,7 @@ func TestPoolCloseCancelsDial(t *testing.T) {
 // dials at once.
 func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MinBackoff: 10 * time.Second})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MinBackoff: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if c, err := p.Get(ctx); !errors.Is(err, context.Canceled) {
@@ -467,7 +474,7 @@ func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	ping(t, c)
 	c.Close()
 
-	addr := tcpFullListener(t)
+	addr := testutil.FullListener(t)
 	q := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: 10 * time.Second})
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -501,7 +508,7 @@ func TestPoolNewBadPolicy(t *testing.T) {
 // leaves no pointer to them past the end of the idle slice.
 func TestPoolIdleSlotsCleared(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, MaxOpen: 3})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxOpen: 3})
 	ctx := context.Background()
 	var cs []PooledConn
 	for range 3 {
@@ -542,28 +549,51 @@ func TestPoolIdleSlotsCleared(t *testing.T) {
 	tailClear("after evictIdle")
 }
 
-// TestPoolTCPEngineOption: New rejects an unknown engine; the names parse.
+// TestPoolTCPEngineOption: no TCPEngine is TCPNetpoll, and a Pool dials
+// its TCP connections with the engine it is given.
 func TestPoolTCPEngineOption(t *testing.T) {
-	if p, err := New(Options{Addr: "127.0.0.1:1", TCPEngine: TCPEngine(7)}); err == nil {
-		p.Close()
-		t.Fatal("New accepted TCPEngine(7)")
+	s := newEchoServer(t)
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly})
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range []TCPEngine{TCPNetpoll, TCPGnet} {
-		if got, err := ParseTCPEngine(e.String()); err != nil || got != e {
-			t.Errorf("ParseTCPEngine(%q) = %v, %v", e.String(), got, err)
-		}
+	if _, err := c.SyscallConn(); err != nil { // netpoll's connections have a socket
+		t.Errorf("no TCPEngine: SyscallConn: %v, want netpoll's socket", err)
 	}
-	if _, err := ParseTCPEngine("epoll"); err == nil {
-		t.Error(`ParseTCPEngine("epoll") succeeded`)
+	c.Close()
+	if TCPNetpoll.String() != "netpoll" {
+		t.Errorf("TCPNetpoll.String() = %q", TCPNetpoll.String())
+	}
+	e := &countingEngine{}
+	p = newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, TCPEngine: e})
+	c, err = p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping(t, c)
+	c.Close()
+	if e.dials.Load() != 1 {
+		t.Errorf("the engine dialled %d connections, want 1", e.dials.Load())
 	}
 }
 
+// countingEngine is TCPNetpoll, counting its dials.
+type countingEngine struct{ dials atomic.Int64 }
+
+func (e *countingEngine) String() string { return "counting" }
+func (e *countingEngine) DialTCP(ctx context.Context, addr string, nd *net.Dialer) (Conn, error) {
+	e.dials.Add(1)
+	return TCPNetpoll.DialTCP(ctx, addr, nd)
+}
+
 // TestPooledSyscallConn: a netpoll connection hands out its socket, and is
-// then closed, not pooled, when it comes back; a gnet one has no socket of
-// its own; a spent handle fails.
+// then closed, not pooled, when it comes back; a spent handle fails.
+// (package gnettcp's TestPooledNoSyscallConn: a gnet one has no socket of
+// its own.)
 func TestPooledSyscallConn(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly})
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly})
 	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -583,20 +613,5 @@ func TestPooledSyscallConn(t *testing.T) {
 	}
 	if _, err := c.SyscallConn(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("SyscallConn after Close: %v, want net.ErrClosed", err)
-	}
-
-	g := newPool(t, Options{Addr: s.addr(), Policy: TCPOnly, TCPEngine: TCPGnet})
-	gc, err := g.Get(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gc.Close()
-	if _, err := gc.SyscallConn(); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("gnet SyscallConn: %v, want errors.ErrUnsupported", err)
-	}
-	ping(t, gc)
-	gc.Close()
-	if st := g.Stats(); st.Idle != 1 {
-		t.Errorf("a gnet connection that gave no socket was not pooled: %+v", st)
 	}
 }

@@ -66,9 +66,15 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	c.addInt(int64(k.first))
-	c.addInt(int64(specs[len(specs)-1].last))
-	c.addInt(int64(k.step))
+	if k.numkeys || k.keyword != "" { // the keys move: no legacy range, as valkey's movablekeys
+		c.addInt(0)
+		c.addInt(0)
+		c.addInt(0)
+	} else {
+		c.addInt(int64(k.first))
+		c.addInt(int64(specs[len(specs)-1].last))
+		c.addInt(int64(k.step))
+	}
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
 	c.addSet(len(tips))
@@ -116,19 +122,41 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("begin_search")
 	c.addMap(2)
 	c.addBulkString("type")
-	c.addBulkString("index")
-	c.addBulkString("spec")
-	c.addMap(1)
-	c.addBulkString("index")
-	c.addInt(int64(k.first))
+	if k.keyword != "" {
+		c.addBulkString("keyword")
+		c.addBulkString("spec")
+		c.addMap(2)
+		c.addBulkString("keyword")
+		c.addBulkString(k.keyword)
+		c.addBulkString("startfrom")
+		c.addInt(int64(k.first))
+	} else {
+		c.addBulkString("index")
+		c.addBulkString("spec")
+		c.addMap(1)
+		c.addBulkString("index")
+		c.addInt(int64(k.first))
+	}
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.numkeys {
+		c.addBulkString("keynum")
+		c.addBulkString("spec")
+		c.addMap(3)
+		c.addBulkString("keynumidx")
+		c.addInt(0)
+		c.addBulkString("firstkey")
+		c.addInt(1)
+		c.addBulkString("keystep")
+		c.addInt(1)
+		return
+	}
 	c.addBulkString("range")
 	c.addBulkString("spec")
 	c.addMap(3)
 	lastKey := k.last // relative to the first key, or to the end
-	if lastKey >= 0 {
+	if lastKey >= 0 && k.keyword == "" {
 		lastKey -= k.first
 	}
 	c.addBulkString("lastkey")
@@ -136,7 +164,7 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("keystep")
 	c.addInt(int64(k.step))
 	c.addBulkString("limit")
-	c.addInt(0)
+	c.addInt(int64(k.limit))
 }
 
 // COMMAND DOCS [name ...]: a map from name to docs, without the names

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Replies shared by several commands.
@@ -256,6 +257,132 @@ func cmdClientOnOff(c *conn, args [][]byte) {
 	}
 }
 
+// CLIENT KILL addr, CLIENT KILL [ID id] [TYPE type] [USER user] [ADDR
+// addr] [LADDR addr] [SKIPME yes|no] [MAXAGE seconds], as valkey's: the
+// old form may kill the caller and answers OK or "No such client", the
+// new one skips the caller unless SKIPME no and counts. A connection is
+// closed as the pub/sub limit closes one (closeAsync); the caller's own
+// after its reply.
+func cmdClientKill(c *conn, args [][]byte) {
+	var addr, laddr *string
+	var id, maxAge int64
+	typ := ""
+	skipMe := len(args) != 3
+	if len(args) == 3 {
+		a := string(args[2])
+		addr = &a
+	}
+	for i := 2; len(args) > 3 && i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.addError(msgSyntax)
+			return
+		}
+		v := args[i+1]
+		switch {
+		case eqFold(args[i], "id"):
+			n, ok := parseInt(v)
+			if !ok || n < 1 {
+				c.addError("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case eqFold(args[i], "maxage"):
+			n, ok := parseInt(v)
+			if !ok {
+				c.addError("ERR maxage is not an integer or out of range")
+				return
+			}
+			if n <= 0 {
+				c.addError("ERR maxage should be greater than 0")
+				return
+			}
+			maxAge = n
+		case eqFold(args[i], "type"):
+			switch t := strings.ToLower(string(v)); t {
+			case "normal", "pubsub", "master", "replica", "slave":
+				typ = t
+			default:
+				c.addError("ERR Unknown client type '" + string(v) + "'")
+				return
+			}
+		case eqFold(args[i], "addr"):
+			a := string(v)
+			addr = &a
+		case eqFold(args[i], "laddr"):
+			a := string(v)
+			laddr = &a
+		case eqFold(args[i], "user"):
+			if string(v) != "default" {
+				c.addError("ERR No such user '" + string(v) + "'")
+				return
+			}
+		case eqFold(args[i], "skipme") && eqFold(v, "yes"):
+			skipMe = true
+		case eqFold(args[i], "skipme") && eqFold(v, "no"):
+			skipMe = false
+		default:
+			c.addError(msgSyntax)
+			return
+		}
+	}
+	now := time.Now().Unix()
+	var victims []*conn
+	self := false
+	c.srv.mu.Lock()
+	for o := range c.srv.conns {
+		switch {
+		case addr != nil && o.remoteAddr().String() != *addr,
+			laddr != nil && o.localAddr().String() != *laddr,
+			id != 0 && o.id != id,
+			typ != "" && typ != o.clientType(),
+			o == c && skipMe,
+			maxAge != 0 && now-o.created.Unix() < maxAge:
+			continue
+		}
+		if o == c {
+			self = true
+		} else {
+			victims = append(victims, o)
+		}
+	}
+	c.srv.mu.Unlock()
+	for _, o := range victims {
+		o.closeAsync()
+	}
+	killed := len(victims)
+	if self {
+		killed++
+	}
+	switch {
+	case len(args) != 3:
+		c.addInt(int64(killed))
+	case killed == 0:
+		c.addError("ERR No such client")
+	default:
+		c.addOK()
+	}
+	if self {
+		c.quit = true // after the reply
+	}
+}
+
+// clientType is CLIENT KILL TYPE's class of o: pubsub while it has a
+// subscription (read from the hub, under its lock: o's own fields are its
+// goroutine's), else normal.
+func (o *conn) clientType() string {
+	h := o.srv.hub
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for _, m := range []map[string]map[*conn]struct{}{h.channels, h.patterns, h.shard} {
+		for _, set := range m {
+			if _, ok := set[o]; ok {
+				return "pubsub"
+			}
+		}
+	}
+	return "normal"
+}
+
 func cmdClientHelp(c *conn, _ [][]byte) { c.addHelp(clientHelp) }
 
 // addHelp replies with a HELP subcommand's lines.
@@ -269,7 +396,8 @@ func (c *conn) addHelp(lines []string) {
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"GETNAME", "ID", "INFO", "SETNAME <name>", "SETINFO <LIB-NAME|LIB-VER> <value>",
-	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)", "HELP",
+	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)",
+	"KILL <ip:port> | KILL <option> [value] ... <option> [value]", "UNBLOCK <clientid> [TIMEOUT|ERROR]", "HELP",
 }
 
 // info is the line CLIENT INFO returns.
@@ -341,7 +469,7 @@ func cmdInfo(c *conn, _ [][]byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:%s\r\n", valkeyVersion)
 	b.WriteString("implementation:rdmapool server\r\nredis_mode:standalone\r\n\r\n")
-	fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\n\r\n", st.Connections)
+	fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\nblocked_clients:%d\r\n\r\n", st.Connections, c.srv.blockedClients.Load())
 	fmt.Fprintf(&b, "# Stats\r\ntotal_connections_received:%d\r\ntotal_commands_processed:%d\r\n\r\n",
 		st.TotalConnections, st.Commands+c.commands)
 	b.WriteString("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n")

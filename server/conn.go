@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -23,9 +24,10 @@ type conn struct {
 	ls  loopState
 
 	id       int64
-	proto    int  // 2 or 3, set by HELLO
-	authed   bool // false until AUTH when a password is set; see authenticate
-	quit     bool // close after writing the replies (QUIT, a protocol error)
+	created  time.Time // for CLIENT KILL MAXAGE
+	proto    int       // 2 or 3, set by HELLO
+	authed   bool      // false until AUTH when a password is set; see authenticate
+	quit     bool      // close after writing the replies (QUIT, a protocol error)
 	name     string
 	libName  string
 	libVer   string
@@ -37,6 +39,17 @@ type conn struct {
 	mb       *mailbox   // set by the first subscription: all output goes through it
 	trk      trackState // CLIENT TRACKING (tracking.go)
 	keyBuf   [][]byte   // scratch for a request's keys
+
+	// Blocking commands (blocking.go). blk: the block c is in, which its
+	// own goroutine or loop reads; blocking publishes it to CLIENT
+	// UNBLOCK. ready: the keys its command made ready for blocked
+	// clients, served when it ends. served and rerun: on the stand-in
+	// conn that runs a woken client's command again.
+	blk      *blocker
+	blocking atomic.Pointer[blocker]
+	ready    []readyKey
+	served   *blocker
+	rerun    bool
 
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
@@ -54,13 +67,14 @@ const (
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
-		srv:   s,
-		db:    s.ks,
-		nc:    nc,
-		rd:    newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
-		out:   make([]byte, 0, 16<<10),
-		id:    s.nextID.Add(1),
-		proto: 2,
+		srv:     s,
+		db:      s.ks,
+		nc:      nc,
+		rd:      newReader(s.opts.MaxQueryBuffer, s.opts.MaxBulkLen),
+		out:     make([]byte, 0, 16<<10),
+		id:      s.nextID.Add(1),
+		created: time.Now(),
+		proto:   2,
 	}
 	if s.opts.Password == "" {
 		c.authed = true
@@ -80,6 +94,12 @@ func (c *conn) authenticate() {
 // serve runs the connection until the client leaves, an error, or Close.
 func (c *conn) serve() {
 	for !c.quit {
+		if c.blk != nil {
+			if !c.waitBlocked() { // blocking.go
+				return
+			}
+			continue
+		}
 		args, err := c.rd.next()
 		if err != nil {
 			c.addError(err.Error())
@@ -237,6 +257,9 @@ func (c *conn) exec(args [][]byte) {
 	}
 	if c.trk.on || len(c.trk.pending) > 0 {
 		c.afterCommand(cmd)
+	}
+	if len(c.ready) > 0 {
+		c.serveReady() // blocking.go
 	}
 }
 

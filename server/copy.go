@@ -2,7 +2,6 @@ package server
 
 import (
 	"maps"
-	"slices"
 )
 
 // COPY source destination [DB destination-db] [REPLACE], as valkey 8.0's
@@ -89,7 +88,7 @@ func copyValue(v any) any {
 		}
 		return z
 	case *stream:
-		return &stream{last: o.last, entries: slices.Clone(o.entries)}
+		return o.clone()
 	}
 	return v // nil: a string, whose bytes are shared
 }

@@ -35,6 +35,12 @@ func FuzzExec(f *testing.F) {
 		c.out = c.out[:0]
 		c.quit = false
 		c.exec(args)
+		if c.blk != nil {
+			// A blocking command that found nothing replies when it is
+			// woken (blocking.go): drop the block, as a close would.
+			c.endBlock()
+			return
+		}
 		if c.mb != nil {
 			// A (P|S)SUBSCRIBE replies once per channel, through the
 			// mailbox (pubsub.go): start the next request afresh.

@@ -87,13 +87,16 @@ type shard struct {
 	// watched are the connections that WATCH a key of the shard, by key
 	// (multi.go); nil while none does.
 	watched map[string][]*watcher
+	// blocked are the clients blocked on a key of the shard (BLPOP...),
+	// by key, in the order they blocked (blocking.go); nil while none is.
+	blocked map[string][]*blocker
 	// trk is the server's tracking table; cur the connection whose
 	// command holds the lock (lock to unlock), nil for none: a change is
 	// told to its own connection after the reply (tracking.go).
 	trk *tracking
 	cur *conn
 	idx uint8    // the shard's index in its keyspace
-	_   [23]byte // pad to 128 bytes: shards on separate cache lines
+	_   [15]byte // pad to 128 bytes: shards on separate cache lines
 }
 
 // lock, unlock, rlock and runlock take s's lock for a command of c (nil:

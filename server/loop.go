@@ -270,6 +270,13 @@ func (c *conn) lingerLoop(n int) gnet.Action {
 // is pending beyond maxPending: then it arms a timer to come back.
 func (c *conn) runBuffered() {
 	for !c.quit {
+		if c.blk != nil {
+			// Blocked (blocking.go): the input waits in the reader.
+			if !c.blockDone() {
+				return
+			}
+			c.unblocked()
+		}
 		if c.gc.OutboundBuffered() > maxPending {
 			c.pause()
 			return
@@ -318,6 +325,7 @@ func (c *conn) release() {
 // releaseAll gives every buffer back, and drops the watches, once the
 // connection has closed.
 func (c *conn) releaseAll() {
+	c.endBlock()
 	c.endTx()
 	c.endPubsub()
 	c.endTracking()

@@ -419,6 +419,9 @@ func (c *conn) endTx() {
 // touchWatchedKey; called after every change valkey signals. The caller
 // holds s.mu for writing.
 func (s *shard) touch(key []byte) {
+	if s.blocked != nil {
+		s.signalReady(key) // blocking.go
+	}
 	if s.watched != nil {
 		s.touchKey(string(key))
 	}

@@ -144,18 +144,40 @@ func names[F ~uint16 | ~uint32](f F, all []string) []string {
 // valkey's key specs; COMMAND INFO's legacy range runs from the first's
 // first key to the last's last. The zero value is a row that forgot its
 // keys: a row without any says noKeys.
+//
+// A spec with a keyword (XREAD's STREAMS) is valkey's keyword search
+// instead: the keys follow the first argument from first on that is the
+// keyword (case-insensitively), and with a limit only the first
+// 1/limit of the arguments after it are keys (last is then -1). COMMAND
+// INFO's legacy range of such a command is 0 0 0 (its keys move).
 type keySpec struct {
 	first, last, step int
 	flags             keyFlags
 	notes             string
 	none              bool
-	then              *keySpec
+	// numkeys: valkey's keynum spec (EVAL, FCALL): the argument at first
+	// counts the keys that follow it; last is unused and step is 1.
+	numkeys bool
+	keyword string
+	limit   int
+	then    *keySpec
 }
 
 var noKeys = keySpec{none: true}
 
+// keyNum is a keynum spec: the argument at index counts the keys after it.
+func keyNum(index int, flags keyFlags, notes ...string) keySpec {
+	return keySpec{first: index, step: 1, flags: flags, numkeys: true, notes: strings.Join(notes, "")}
+}
+
 func keyRange(first, last, step int, flags keyFlags, notes ...string) keySpec {
 	return keySpec{first: first, last: last, step: step, flags: flags, notes: strings.Join(notes, "")}
+}
+
+// keywordKeys is a keyword spec: the keys after keyword (searched from
+// the argument startFrom on), the first 1/limit of the arguments after it.
+func keywordKeys(keyword string, startFrom, limit int, flags keyFlags) keySpec {
+	return keySpec{first: startFrom, last: -1, step: 1, limit: limit, keyword: keyword, flags: flags}
 }
 
 // and returns k followed by the key spec next.
@@ -180,11 +202,35 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 		if sp.none || sp.first >= len(args) {
 			continue
 		}
-		last := sp.last
+		if sp.numkeys {
+			n, ok := parseInt(args[sp.first])
+			if ok && n > 0 && n <= int64(len(args)-sp.first-1) {
+				dst = append(dst, args[sp.first+1:sp.first+1+int(n)]...)
+			}
+			continue
+		}
+		first, last := sp.first, sp.last
+		if sp.keyword != "" {
+			// As valkey's getKeysUsingKeySpecs: the search stops
+			// before the last argument.
+			first = 0
+			for i := sp.first; i < len(args)-1; i++ {
+				if eqFold(args[i], strings.ToLower(sp.keyword)) {
+					first = i + 1
+					break
+				}
+			}
+			if first == 0 {
+				continue
+			}
+			if sp.limit > 0 {
+				last = first + (len(args)-first)/sp.limit - 1
+			}
+		}
 		if last < 0 {
 			last += len(args)
 		}
-		for i := sp.first; i <= last && i < len(args); i += sp.step {
+		for i := first; i <= last && i < len(args); i += sp.step {
 			dst = append(dst, args[i])
 		}
 	}
@@ -469,6 +515,52 @@ func commandTable() []command {
 			doc: doc{"stream", "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist."}, run: cmdXAdd},
 		{name: "xlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cStream | cFast, keys: keyRange(1, 1, 1, kRO),
 			doc: doc{"stream", "5.0.0", "Return the number of messages in a stream."}, run: cardinality(kindStream, func(o any) int { return len(o.(*stream).entries) })},
+		{name: "xrange", arity: -4, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns the messages from a stream within a range of IDs."}, run: cmdXRange},
+		{name: "xrevrange", arity: -4, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns the messages from a stream within a range of IDs in reverse order."}, run: cmdXRange},
+		{name: "xdel", arity: -3, flags: fWrite | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"stream", "5.0.0", "Returns the number of messages after removing them from a stream."}, run: cmdXDel},
+		{name: "xtrim", arity: -4, flags: fWrite, acl: cWrite | cStream | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete), tips: "nondeterministic_output",
+			doc: doc{"stream", "5.0.0", "Deletes messages from the beginning of a stream."}, run: cmdXTrim},
+		{name: "xsetid", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"stream", "5.0.0", "An internal command for replicating stream values."}, run: cmdXSetID},
+		{name: "xread", arity: -4, flags: fReadonly | fBlocking | fMovableKeys, acl: cRead | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 1, 2, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."}, run: cmdXRead},
+		{name: "xreadgroup", arity: -7, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cStream | cSlow | cBlocking, keys: keywordKeys("STREAMS", 4, 2, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."}, run: cmdXRead},
+		{name: "xgroup", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"stream", "5.0.0", "A container for consumer groups commands."}},
+		{name: "xgroup|create", arity: -5, flags: fWrite | fDenyOOM, acl: cWrite | cStream | cSlow, keys: keyRange(2, 2, 1, kRW|kInsert),
+			doc: doc{"stream", "5.0.0", "Creates a consumer group."}, run: cmdXGroup},
+		{name: "xgroup|setid", arity: -5, flags: fWrite, acl: cWrite | cStream | cSlow, keys: keyRange(2, 2, 1, kRW|kUpdate),
+			doc: doc{"stream", "5.0.0", "Sets the last-delivered ID of a consumer group."}, run: cmdXGroup},
+		{name: "xgroup|destroy", arity: 4, flags: fWrite, acl: cWrite | cStream | cSlow, keys: keyRange(2, 2, 1, kRW|kDelete),
+			doc: doc{"stream", "5.0.0", "Destroys a consumer group."}, run: cmdXGroup},
+		{name: "xgroup|createconsumer", arity: 5, flags: fWrite | fDenyOOM, acl: cWrite | cStream | cSlow, keys: keyRange(2, 2, 1, kRW|kInsert),
+			doc: doc{"stream", "6.2.0", "Creates a consumer in a consumer group."}, run: cmdXGroup},
+		{name: "xgroup|delconsumer", arity: 5, flags: fWrite, acl: cWrite | cStream | cSlow, keys: keyRange(2, 2, 1, kRW|kDelete),
+			doc: doc{"stream", "5.0.0", "Deletes a consumer from a consumer group."}, run: cmdXGroup},
+		{name: "xgroup|help", arity: 2, flags: fLoading | fStale, acl: cStream | cSlow, keys: noKeys,
+			doc: doc{"stream", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdXGroupHelp},
+		{name: "xack", arity: -4, flags: fWrite | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"stream", "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."}, run: cmdXAck},
+		{name: "xpending", arity: -3, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"stream", "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list."}, run: cmdXPending},
+		{name: "xclaim", arity: -6, flags: fWrite | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate), tips: "nondeterministic_output",
+			doc: doc{"stream", "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."}, run: cmdXClaim},
+		{name: "xautoclaim", arity: -6, flags: fWrite | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kDelete), tips: "nondeterministic_output",
+			doc: doc{"stream", "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."}, run: cmdXAutoClaim},
+		{name: "xinfo", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"stream", "5.0.0", "A container for stream introspection commands."}},
+		{name: "xinfo|stream", arity: -3, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(2, 2, 1, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns information about a stream."}, run: cmdXInfoStream},
+		{name: "xinfo|groups", arity: 3, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(2, 2, 1, kRO|kAccess),
+			doc: doc{"stream", "5.0.0", "Returns a list of the consumer groups of a stream."}, run: cmdXInfoGroups},
+		{name: "xinfo|consumers", arity: 4, flags: fReadonly, acl: cRead | cStream | cSlow, keys: keyRange(2, 2, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"stream", "5.0.0", "Returns a list of the consumers in a consumer group."}, run: cmdXInfoConsumers},
+		{name: "xinfo|help", arity: 2, flags: fLoading | fStale, acl: cStream | cSlow, keys: noKeys,
+			doc: doc{"stream", "5.0.0", "Returns helpful text about the different subcommands."}, run: cmdXInfoHelp},
 		{name: "multi", arity: 1, flags: fNoScript | fLoading | fStale | fFast | fNoMulti | fAllowBusy, acl: cFast | cTransaction, keys: noKeys,
 			doc: doc{"transactions", "1.2.0", "Starts a transaction."}, run: cmdMulti},
 		{name: "exec", arity: 1, flags: fNoScript | fLoading | fStale | fSkipSlowlog, acl: cSlow | cTransaction, keys: noKeys,
@@ -511,6 +603,37 @@ func commandTable() []command {
 			doc: doc{"pubsub", "7.0.0", "Returns the count of subscribers of shard channels."}, run: cmdPubsubNumsub},
 		{name: "pubsub|help", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
 			doc: doc{"pubsub", "6.2.0", "Returns helpful text about the different subcommands."}, run: cmdPubsubHelp},
+		// Pops across keys, and the blocking commands (pops.go, blocking.go).
+		{name: "lmove", arity: 5, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."}, run: cmdLMove},
+		{name: "rpoplpush", arity: 3, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."}, run: cmdLMove},
+		{name: "lmpop", arity: -4, flags: fWrite | fMovableKeys, acl: cWrite | cList | cSlow, keys: keyNum(1, kRW|kAccess|kDelete),
+			doc: doc{"list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."}, run: cmdLMPop},
+		{name: "blpop", arity: -3, flags: fWrite | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdBPop},
+		{name: "brpop", arity: -3, flags: fWrite | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdBPop},
+		{name: "blmove", arity: 6, flags: fWrite | fDenyOOM | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."}, run: cmdLMove},
+		{name: "brpoplpush", arity: 4, flags: fWrite | fDenyOOM | fBlocking, acl: cWrite | cList | cSlow | cBlocking, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdLMove},
+		{name: "blmpop", arity: -5, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cList | cSlow | cBlocking, keys: keyNum(2, kRW|kAccess|kDelete),
+			doc: doc{"list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."}, run: cmdLMPop},
+		{name: "zpopmax", arity: -2, flags: fWrite | fFast, acl: cWrite | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZPopMax},
+		{name: "zmpop", arity: -4, flags: fWrite | fMovableKeys, acl: cWrite | cSortedSet | cSlow, keys: keyNum(1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."}, run: cmdZMPop},
+		{name: "bzpopmin", arity: -3, flags: fWrite | fBlocking | fFast, acl: cWrite | cSortedSet | cFast | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."}, run: cmdBZPop},
+		{name: "bzpopmax", arity: -3, flags: fWrite | fBlocking | fFast, acl: cWrite | cSortedSet | cFast | cBlocking, keys: keyRange(1, -2, 1, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."}, run: cmdBZPop},
+		{name: "bzmpop", arity: -5, flags: fWrite | fBlocking | fMovableKeys, acl: cWrite | cSortedSet | cSlow | cBlocking, keys: keyNum(2, kRW|kAccess|kDelete),
+			doc: doc{"sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."}, run: cmdZMPop},
+		{name: "client|kill", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "2.4.0", "Terminates open connections."}, run: cmdClientKill},
+		{name: "client|unblock", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
+			doc: doc{"connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."}, run: cmdClientUnblock},
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cmd/rdmapool/internal/benchrun"
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/pool/gnettcp"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
@@ -55,8 +56,8 @@ server. When RDMA cannot be used it still runs TCP, says why RDMA did not
 run, and exits 1.
 
 --tcp-engine chooses what drives the clients' TCP connections
-(pool.Options.TCPEngine): netpoll, the default, or gnet; the reports name
-it.
+(pool.Options.TCPEngine): netpoll, the default, or gnet (package
+pool/gnettcp); the reports name it.
 
 Each connection first sends AUTH (-a, with --user), SELECT (--dbnum) and
 HELLO 3 (-3), in that order, as valkey-benchmark's do. -l repeats the
@@ -166,6 +167,12 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 
 // parseBenchFlags parses and checks the flags; on error it returns the one
 // line to print.
+// tcpEngines are --tcp-engine's values: the pool's TCP engines by name.
+var tcpEngines = map[string]pool.TCPEngine{
+	pool.TCPNetpoll.String(): pool.TCPNetpoll,
+	gnettcp.Engine.String():  gnettcp.Engine,
+}
+
 func parseBenchFlags(args []string) (*benchFlags, error) {
 	f := &benchFlags{}
 	fs := newBenchFlagSet(f)
@@ -301,8 +308,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		}
 		f.policy = p
 	}
-	engine, err := pool.ParseTCPEngine(strings.ToLower(f.tcpEngine))
-	if err != nil || f.tcpEngine == "" {
+	engine, ok := tcpEngines[strings.ToLower(f.tcpEngine)]
+	if !ok {
 		return nil, fmt.Errorf("--tcp-engine %q: want netpoll or gnet", f.tcpEngine)
 	}
 	f.engine = engine

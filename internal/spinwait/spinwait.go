@@ -6,7 +6,7 @@
 // completion polls its CQ inline, holding one of Slots (at most
 // GOMAXPROCS-1 spin at once) and letting the netpoller run (package
 // netpass) when the spinners hold every P; it parks once it has polled for
-// its SpinWait without a result. A pool.TCPConn Read that waits for the
+// its SpinWait without a result. A gnettcp.Conn Read that waits for the
 // gnet event loop looks at a flag for tcpSpinWait, if its Budget says that
 // spinning pays on the connection, and parks. What differs, how to look
 // and what to do before parking, stays with the caller: it looks, and

@@ -20,6 +20,7 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/pool/gnettcp"
 )
 
 func TestSkipReply(t *testing.T) {
@@ -142,7 +143,7 @@ func TestRunTCP(t *testing.T) {
 		}{
 			{"one loop", 0, pool.TCPNetpoll, 1},
 			{"three loops", 3, pool.TCPNetpoll, 3},
-			{"gnet goroutines", 1, pool.TCPGnet, 0},
+			{"gnet goroutines", 1, gnettcp.Engine, 0},
 		} {
 			if !loopsSupported && m.loops > 0 {
 				m.loops = 0
@@ -665,7 +666,7 @@ func TestRunReadsWhileSending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, pool.TCPGnet} {
+	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, gnettcp.Engine} {
 		t.Run(engine.String(), func(t *testing.T) {
 			cfg := smallConfig(e.TCPAddr, pool.TCPOnly, "set,get")
 			cfg.Clients, cfg.Pipeline, cfg.Requests, cfg.DataSize, cfg.Timeout = 1, 200000, 200000, 100, 3*time.Second

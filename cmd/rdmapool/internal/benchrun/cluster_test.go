@@ -15,6 +15,7 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/pool"
+	"github.com/seed54442f1a/rdmapool/pool/gnettcp"
 )
 
 // valkeyCluster starts three Debian valkey-servers as a cluster of three
@@ -174,7 +175,7 @@ func counterSum(t *testing.T, addr string, keys int) int {
 // do the results, on event loops (netpoll) and on a goroutine a client
 // (gnet).
 func TestRunClusterMovedMidPipeline(t *testing.T) {
-	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, pool.TCPGnet} {
+	for _, engine := range []pool.TCPEngine{pool.TCPNetpoll, gnettcp.Engine} {
 		t.Run(engine.String(), func(t *testing.T) {
 			e, err := StartEmbeddedCluster(2, false, nil, "")
 			if err != nil {

@@ -37,7 +37,8 @@ type Config struct {
 	// RDMA are the options of the RDMA connections (pool.Options.RDMA);
 	// nil means the defaults.
 	RDMA *qp.Options
-	// TCPEngine drives the TCP connections (pool.Options.TCPEngine).
+	// TCPEngine drives the TCP connections (pool.Options.TCPEngine; nil
+	// is pool.TCPNetpoll).
 	TCPEngine pool.TCPEngine
 
 	Clients int // connections, one request pipeline each
@@ -353,7 +354,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	if out.Transport != pool.RDMA {
-		out.TCPEngine = cfg.TCPEngine.String()
+		out.TCPEngine = pool.TCPNetpoll.String()
+		if cfg.TCPEngine != nil {
+			out.TCPEngine = cfg.TCPEngine.String()
+		}
 	}
 	st := p.Stats()
 	if st.LastFallback != nil {

@@ -1,4 +1,4 @@
-package pool
+package gnettcp
 
 import (
 	"bytes"
@@ -16,112 +16,10 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/pool"
 )
-
-// tcpLeakCheck fails the test if it ends with more goroutines than it
-// started with (the gnet event loops included), or, with fds, more open
-// descriptors. Call it first, so that its cleanup runs last.
-func tcpLeakCheck(t *testing.T, fds bool) {
-	t.Helper()
-	g := runtime.NumGoroutine()
-	f := -1
-	if fds {
-		// The runtime's poller opens its descriptors with the first
-		// network use, for good: have them open before counting.
-		if l, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-			l.Close()
-		}
-		f = tcpCountFDs(t)
-	}
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > g && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > g {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines left behind:\n%s", n-g, buf[:runtime.Stack(buf, true)])
-		}
-		if f >= 0 {
-			if n := tcpCountFDs(t); n > f {
-				t.Errorf("%d file descriptors left open", n-f)
-			}
-		}
-	})
-}
-
-// tcpCountFDs counts the process's open file descriptors.
-func tcpCountFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("cannot count file descriptors: %v", err)
-	}
-	return len(ents)
-}
-
-// tcpServer serves on 127.0.0.1 with handle until the test ends, and waits
-// for every handler to return.
-type tcpServer struct {
-	l     net.Listener
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newTCPServer(t *testing.T, handle func(net.Conn)) *tcpServer {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &tcpServer{l: l}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				handle(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		s.kill()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *tcpServer) addr() string { return s.l.Addr().String() }
-
-// kill closes every connection the server has accepted so far.
-func (s *tcpServer) kill() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.conns = nil
-}
-
-// tcpEcho writes back what it reads. (With plain read and write: the
-// splice path of TCPConn.ReadFrom caches pipes until the next GC, which the
-// descriptor count would take for a leak.)
-func tcpEcho(c net.Conn) {
-	defer c.Close()
-	io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 64<<10))
-}
 
 // tcpTest is the tcpConfig that tcpDial dials with: a test that changes it
 // restores the zero value (the engine as it is) when it ends.
@@ -129,7 +27,7 @@ var tcpTest tcpConfig
 
 // tcpDial dials addr with tcpTest and closes the connection when the test
 // ends.
-func tcpDial(t testing.TB, addr string) *TCPConn {
+func tcpDial(t testing.TB, addr string) *Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -172,13 +70,13 @@ func tcpIsTimeout(err error) bool {
 func TestTCPEcho(t *testing.T) { tcpBothWriteModes(t, testTCPEcho) }
 
 func testTCPEcho(t *testing.T) {
-	tcpLeakCheck(t, true)
-	s := newTCPServer(t, tcpEcho)
-	c := tcpDial(t, s.addr())
-	if c.Transport() != TCP {
+	testutil.LeakCheck(t, true)
+	s := testutil.NewServer(t, testutil.Echo)
+	c := tcpDial(t, s.Addr())
+	if c.Transport() != pool.TCP {
 		t.Errorf("Transport() = %q", c.Transport())
 	}
-	if got, want := c.RemoteAddr().String(), s.addr(); got != want {
+	if got, want := c.RemoteAddr().String(), s.Addr(); got != want {
 		t.Errorf("RemoteAddr() = %s, want %s", got, want)
 	}
 	if la, ok := c.LocalAddr().(*net.TCPAddr); !ok || !la.IP.Equal(net.IPv4(127, 0, 0, 1)) || la.Port == 0 {
@@ -213,11 +111,11 @@ func testTCPEcho(t *testing.T) {
 func TestTCPBothWays(t *testing.T) { tcpBothWriteModes(t, testTCPBothWays) }
 
 func testTCPBothWays(t *testing.T) {
-	tcpLeakCheck(t, false)
+	testutil.LeakCheck(t, false)
 	const size = 16 << 20
 	up, down := tcpRandom(size), tcpRandom(size + 1)[1:]
 	srvErr := make(chan error, 1)
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		werr := make(chan error, 1)
 		go func() { _, err := c.Write(down); werr <- err }()
@@ -231,7 +129,7 @@ func testTCPBothWays(t *testing.T) {
 		}
 		srvErr <- err
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	werr := make(chan error, 1)
 	go func() { _, err := c.Write(up); werr <- err }()
 	got := make([]byte, size)
@@ -254,9 +152,9 @@ func testTCPBothWays(t *testing.T) {
 func TestTCPConcurrentWrites(t *testing.T) { tcpBothWriteModes(t, testTCPConcurrentWrites) }
 
 func testTCPConcurrentWrites(t *testing.T) {
-	tcpLeakCheck(t, false)
-	s := newTCPServer(t, tcpEcho)
-	c := tcpDial(t, s.addr())
+	testutil.LeakCheck(t, false)
+	s := testutil.NewServer(t, testutil.Echo)
+	c := tcpDial(t, s.Addr())
 	const writers, msgs, size = 8, 50, 100 << 10 // larger than a write chunk
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -293,9 +191,9 @@ func testTCPConcurrentWrites(t *testing.T) {
 func TestTCPReadDeadline(t *testing.T) { testTCPReadDeadline(t) }
 
 func testTCPReadDeadline(t *testing.T) {
-	tcpLeakCheck(t, false)
-	s := newTCPServer(t, tcpEcho)
-	c := tcpDial(t, s.addr())
+	testutil.LeakCheck(t, false)
+	s := testutil.NewServer(t, testutil.Echo)
+	c := tcpDial(t, s.Addr())
 	buf := make([]byte, 16)
 
 	// Nothing arrives: the Read waits for the deadline, then times out.
@@ -357,16 +255,16 @@ func testTCPReadDeadline(t *testing.T) {
 func TestTCPWriteDeadline(t *testing.T) { tcpBothWriteModes(t, testTCPWriteDeadline) }
 
 func testTCPWriteDeadline(t *testing.T) {
-	tcpLeakCheck(t, false)
+	testutil.LeakCheck(t, false)
 	startReading := make(chan struct{})
 	received := make(chan int64, 1)
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		<-startReading
 		n, _ := io.Copy(io.Discard, c)
 		received <- n
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 
 	chunk := make([]byte, 1<<20)
 	var sent int64
@@ -420,14 +318,14 @@ func testTCPWriteDeadline(t *testing.T) {
 func TestTCPCloseUnblocks(t *testing.T) { tcpBothWriteModes(t, testTCPCloseUnblocks) }
 
 func testTCPCloseUnblocks(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	hold := make(chan struct{})
-	s := newTCPServer(t, func(c net.Conn) { // reads and writes nothing
+	s := testutil.NewServer(t, func(c net.Conn) { // reads and writes nothing
 		defer c.Close()
 		<-hold
 	})
 	defer close(hold)
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	rerr, werr := make(chan error, 1), make(chan error, 1)
 	go func() { _, err := c.Read(make([]byte, 1)); rerr <- err }()
 	go func() {
@@ -477,7 +375,7 @@ func TestTCPReadSpinOrPark(t *testing.T) {
 			t.Run("readdeadline", testTCPReadDeadline)
 			t.Run("closeunblocks", testTCPCloseUnblocks)
 			t.Run("peerclose", testTCPPeerClose)
-			c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
+			c := tcpDial(t, testutil.NewServer(t, testutil.Echo).Addr())
 			if c.spinWait != spin {
 				t.Errorf("spinWait = %v with GOMAXPROCS %d, want %v", c.spinWait, runtime.GOMAXPROCS(0), spin)
 			}
@@ -485,7 +383,7 @@ func TestTCPReadSpinOrPark(t *testing.T) {
 	}
 	t.Run("gomaxprocs=1", func(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-		c := tcpDial(t, newTCPServer(t, tcpEcho).addr())
+		c := tcpDial(t, testutil.NewServer(t, testutil.Echo).Addr())
 		if c.spinWait != 0 {
 			t.Errorf("spinWait = %v with GOMAXPROCS 1, want none", c.spinWait)
 		}
@@ -493,9 +391,9 @@ func TestTCPReadSpinOrPark(t *testing.T) {
 }
 
 func TestTCPDoubleClose(t *testing.T) {
-	tcpLeakCheck(t, true)
-	s := newTCPServer(t, tcpEcho)
-	c := tcpDial(t, s.addr())
+	testutil.LeakCheck(t, true)
+	s := testutil.NewServer(t, testutil.Echo)
+	c := tcpDial(t, s.Addr())
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -522,15 +420,15 @@ func TestTCPDoubleClose(t *testing.T) {
 func TestTCPPeerClose(t *testing.T) { testTCPPeerClose(t) }
 
 func testTCPPeerClose(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	data := tcpRandom(3 << 20)
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		c.Write(data[:1<<20])
 		time.Sleep(50 * time.Millisecond)
 		c.Write(data[1<<20:])
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	time.Sleep(200 * time.Millisecond) // all of it arrives before the first Read
 	got, err := io.ReadAll(c)
 	if err != nil {
@@ -553,13 +451,13 @@ func testTCPPeerClose(t *testing.T) {
 // TestTCPPeerReset: a peer that resets the connection makes Read fail with
 // an error matching ECONNRESET, and Write fail too.
 func TestTCPPeerReset(t *testing.T) {
-	tcpLeakCheck(t, true)
-	s := newTCPServer(t, func(c net.Conn) {
+	testutil.LeakCheck(t, true)
+	s := testutil.NewServer(t, func(c net.Conn) {
 		io.ReadFull(c, make([]byte, 1))
 		c.(*net.TCPConn).SetLinger(0) // close with a RST
 		c.Close()
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	if _, err := c.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -575,14 +473,14 @@ func TestTCPPeerReset(t *testing.T) {
 }
 
 func TestTCPDialRefused(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	c, err := DialTCP(context.Background(), addr)
+	c, err := Dial(context.Background(), addr)
 	if err == nil {
 		c.Close()
 		t.Fatal("dial to a closed port succeeded")
@@ -597,12 +495,12 @@ func TestTCPDialRefused(t *testing.T) {
 }
 
 func TestTCPDialTimeout(t *testing.T) {
-	tcpLeakCheck(t, true)
-	addr := tcpFullListener(t)
+	testutil.LeakCheck(t, true)
+	addr := testutil.FullListener(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	c, err := DialTCP(ctx, addr)
+	c, err := Dial(ctx, addr)
 	if err == nil {
 		c.Close()
 		t.Fatal("dial to a full backlog succeeded")
@@ -620,7 +518,7 @@ func TestTCPDialTimeout(t *testing.T) {
 	// Cancellation while the connect hangs.
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if c, err := DialTCP(ctx, addr); !errors.Is(err, context.Canceled) {
+	if c, err := Dial(ctx, addr); !errors.Is(err, context.Canceled) {
 		if c != nil {
 			c.Close()
 		}
@@ -631,11 +529,11 @@ func TestTCPDialTimeout(t *testing.T) {
 // TestTCPDialContextDone: a context already cancelled, or with a deadline
 // already passed, fails the dial before it starts.
 func TestTCPDialContextDone(t *testing.T) {
-	tcpLeakCheck(t, true)
-	s := newTCPServer(t, tcpEcho)
+	testutil.LeakCheck(t, true)
+	s := testutil.NewServer(t, testutil.Echo)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if c, err := DialTCP(ctx, s.addr()); !errors.Is(err, context.Canceled) {
+	if c, err := Dial(ctx, s.Addr()); !errors.Is(err, context.Canceled) {
 		if c != nil {
 			c.Close()
 		}
@@ -643,7 +541,7 @@ func TestTCPDialContextDone(t *testing.T) {
 	}
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	c, err := DialTCP(ctx, s.addr())
+	c, err := Dial(ctx, s.Addr())
 	var ne net.Error
 	if err == nil {
 		c.Close()
@@ -656,11 +554,11 @@ func TestTCPDialContextDone(t *testing.T) {
 // TestTCPEngineRestarts: the event loops stop with the last connection and
 // start again with the next.
 func TestTCPEngineRestarts(t *testing.T) {
-	tcpLeakCheck(t, true)
-	s := newTCPServer(t, tcpEcho)
+	testutil.LeakCheck(t, true)
+	s := testutil.NewServer(t, testutil.Echo)
 	for range 3 {
-		a, b := tcpDial(t, s.addr()), tcpDial(t, s.addr())
-		for _, c := range []*TCPConn{a, b} {
+		a, b := tcpDial(t, s.Addr()), tcpDial(t, s.Addr())
+		for _, c := range []*Conn{a, b} {
 			if _, err := c.Write([]byte("hi")); err != nil {
 				t.Fatal(err)
 			}
@@ -679,9 +577,9 @@ func TestTCPEngineRestarts(t *testing.T) {
 }
 
 // BenchmarkTCPRoundTrip: one request and its answer per op, through a
-// TCPConn and, to compare, a plain net.Conn, against the same server: an
+// Conn and, to compare, a plain net.Conn, against the same server: an
 // echo goroutine in this process (64 bytes), and valkey-server on loopback
-// (PING, +PONG). gnet is the TCPConn as it is (a waiting Read spins first,
+// (PING, +PONG). gnet is the Conn as it is (a waiting Read spins first,
 // see tcpSpinWait); gnet-nospin parks a waiting Read at once;
 // gnet-asyncwrite also sends every Write through the event loop (gnet's
 // AsyncWrite) instead of write(2).
@@ -697,7 +595,7 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 			if err != nil {
 				return
 			}
-			go tcpEcho(c)
+			go testutil.Echo(c)
 		}
 	}()
 	echo := make([]byte, 64)
@@ -706,7 +604,7 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 		req, resp  []byte
 	}{
 		{"echo", l.Addr().String(), echo, echo},
-		{"valkey", valkeyServer(b).tcp, []byte("PING\r\n"), []byte("+PONG\r\n")},
+		{"valkey", testutil.ValkeyServer(b), []byte("PING\r\n"), []byte("+PONG\r\n")},
 	}
 	gnetDial := func(direct bool, spin time.Duration) func(b *testing.B, addr string) net.Conn {
 		return func(b *testing.B, addr string) net.Conn {
@@ -750,9 +648,9 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 // TestTCPConcurrentReadsWake: with two Reads parked, data for both wakes
 // both, and so does the peer's close.
 func TestTCPConcurrentReadsWake(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	send, bye, quit := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		select {
 		case <-send:
@@ -766,7 +664,7 @@ func TestTCPConcurrentReadsWake(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { close(quit) }) // before the server's cleanup
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	reads := func() <-chan error {
 		errc := make(chan error, 2)
 		for range 2 {

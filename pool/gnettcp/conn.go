@@ -1,4 +1,4 @@
-package pool
+package gnettcp
 
 import (
 	"context"
@@ -19,12 +19,14 @@ import (
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
 	"github.com/seed54442f1a/rdmapool/internal/singleton"
 	"github.com/seed54442f1a/rdmapool/internal/spinwait"
+	"github.com/seed54442f1a/rdmapool/internal/tcpdial"
+	"github.com/seed54442f1a/rdmapool/pool"
 )
 
-// TCPConn is a TCP connection driven by a gnet event loop, as a Conn.
+// Conn is a TCP connection driven by a gnet event loop, as a pool.Conn.
 //
 // gnet gives a connection no deadlines, no blocking Read or Write and no
-// dial timeout; TCPConn adds them:
+// dial timeout; Conn adds them:
 //
 //   - Inbound bytes are copied, in the event loop's OnTraffic, into a
 //     bytebufferpool buffer that Read drains. A reader that finds nothing
@@ -57,16 +59,17 @@ import (
 // loop reads whatever the peer sends as it arrives. Once more than
 // tcpMoveAt is received and unread, the connection leaves the event loop
 // (moveOff): on the loop, it takes a duplicate of gnet's descriptor and
-// has gnet close its own, and goes on as a netpoll connection (engine
-// TCPNetpoll) on the duplicate, after the bytes it buffered. The kernel's
-// receive window then holds back the peer, as it does for a net.Conn
-// nobody reads. It stays there for good; Engine reports it. The move waits
+// has gnet close its own, and goes on as a netpoll connection
+// (pool.NewTCPConn, engine pool.TCPNetpoll) on the duplicate, after the
+// bytes it buffered. The kernel's receive window then holds back the peer,
+// as it does for a net.Conn nobody reads. It stays there for good; the
+// method Engine reports it. The move waits
 // for a moment when no Write is under way and gnet holds nothing of ours
 // to send (gnet's close would drop it); if that never comes, or the move
 // fails, tcpMaxInbound bounds what is held: past it, the connection is
 // closed, and Read returns what was buffered, then an error matching
 // ErrInboundLimit (what arrived last, past the bound, is dropped).
-type TCPConn struct {
+type Conn struct {
 	gc           gnet.Conn
 	laddr, raddr net.Addr
 	fd           int             // gnet's descriptor for the socket
@@ -95,7 +98,8 @@ type TCPConn struct {
 	// it has left the event loop (moveOff), which sets it with wmu held
 	// too: a Write may read it holding wmu alone. rdT and wdT are the
 	// deadlines last set, for moveOff to give it.
-	moved    *netpollConn
+	moved    pool.Conn
+	movedH   pool.HealthChecker // moved's
 	rdT, wdT time.Time
 	noMove   bool // a move failed: none is tried again (event loop only)
 	noMoves  bool // tcpConfig.noMoves: never tried
@@ -150,7 +154,10 @@ const (
 	tcpProbeMax = time.Millisecond
 )
 
-var _ Conn = (*TCPConn)(nil)
+var (
+	_ pool.Conn          = (*Conn)(nil)
+	_ pool.HealthChecker = (*Conn)(nil)
+)
 
 // Direct writes: where directWritesDefault (fd_*.go) is true, Write calls
 // write(2) on the socket from the caller's goroutine while the kernel
@@ -187,7 +194,7 @@ var _ Conn = (*TCPConn)(nil)
 // compare.
 const tcpSpinWait = 50 * time.Microsecond
 
-// tcpConfig is what tests and benchmarks change of a gnet TCPConn when
+// tcpConfig is what tests and benchmarks change of a gnet Conn when
 // they dial it; its zero value is the engine as it is.
 type tcpConfig struct {
 	asyncWritesOnly bool          // every Write goes through AsyncWrite (no direct write(2))
@@ -199,46 +206,46 @@ const tcpSpinMinProcs = 2
 
 var errTCPRegister = errors.New("gnet: the event loop could not register the connection")
 
-// ErrInboundLimit is matched by the error a TCPConn's Read returns, once
+// ErrInboundLimit is matched by the error a Conn's Read returns, once
 // the buffered data is read, when the connection was closed because its
-// peer had sent more than 64 MiB that nobody read (see TCPConn).
+// peer had sent more than 64 MiB that nobody read (see Conn).
 var ErrInboundLimit = errors.New("rdmapool: tcp (gnet): over 64 MiB received and unread; connection closed")
 
 // tcpInPool is ours alone, so that its size calibration follows what TCP
 // connections receive.
 var tcpInPool bytebufferpool.Pool
 
-// DialTCP connects to addr ("host:port") over TCP and registers the
+// Dial connects to addr ("host:port") over TCP and registers the
 // connection with the process's gnet event loops, starting them if this is
 // the first connection.
 //
 // ctx bounds the dial (cancellation and deadline); when it ends first,
 // nothing is left behind. Errors are *net.OpError values, as the net
 // package's are; a refused connection matches syscall.ECONNREFUSED.
-func DialTCP(ctx context.Context, addr string) (*TCPConn, error) {
+func Dial(ctx context.Context, addr string) (*Conn, error) {
 	return dialTCP(ctx, nil, addr, tcpConfig{})
 }
 
-// dialTCP is DialTCP with nd's settings (LocalAddr, KeepAlive, Control and
+// dialTCP is Dial with nd's settings (LocalAddr, KeepAlive, Control and
 // the rest) if nd is not nil, but not its Timeout or Deadline: ctx alone
 // bounds the dial; cfg is the connection's tcpConfig.
-func dialTCP(ctx context.Context, nd *net.Dialer, addr string, cfg tcpConfig) (*TCPConn, error) {
+func dialTCP(ctx context.Context, nd *net.Dialer, addr string, cfg tcpConfig) (*Conn, error) {
 	cli, err := acquireTCPEngine()
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tcpStringAddr(addr), Err: err}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tcpdial.Addr(addr), Err: err}
 	}
 	// gnet's Client.Dial is net.Dial with neither a context nor a timeout,
 	// and Client.DialContext's "context" is only a value to attach. So we
-	// connect with net.Dialer (connectTCP) and give the socket to gnet with
+	// connect with net.Dialer (tcpdial.Connect) and give the socket to gnet with
 	// Client.EnrollContext: it duplicates the descriptor, registers the
 	// duplicate with an event loop, closes ours, and returns once OnOpen
 	// has run.
-	nc, err := connectTCP(ctx, nd, addr)
+	nc, err := tcpdial.Connect(ctx, nd, addr)
 	if err != nil {
 		releaseTCPEngine()
 		return nil, err
 	}
-	tc := &TCPConn{
+	tc := &Conn{
 		laddr:  nc.LocalAddr(),
 		raddr:  nc.RemoteAddr(),
 		rdy:    make(chan struct{}, 1),
@@ -279,17 +286,17 @@ func dialTCP(ctx context.Context, nd *net.Dialer, addr string, cfg tcpConfig) (*
 }
 
 // Transport reports TCP.
-func (tc *TCPConn) Transport() Transport { return TCP }
+func (tc *Conn) Transport() pool.Transport { return pool.TCP }
 
 // LocalAddr is the local address.
-func (tc *TCPConn) LocalAddr() net.Addr { return tc.laddr }
+func (tc *Conn) LocalAddr() net.Addr { return tc.laddr }
 
 // RemoteAddr is the peer's address.
-func (tc *TCPConn) RemoteAddr() net.Addr { return tc.raddr }
+func (tc *Conn) RemoteAddr() net.Addr { return tc.raddr }
 
 // Read reads what has arrived, waiting for something if nothing has. Once
 // the peer has closed and everything is read, it returns io.EOF.
-func (tc *TCPConn) Read(p []byte) (int, error) {
+func (tc *Conn) Read(p []byte) (int, error) {
 	waiting := false // counted in tc.waiting
 	for {
 		tc.mu.Lock()
@@ -369,7 +376,7 @@ func (tc *TCPConn) Read(p []byte) (int, error) {
 // did. Parking instead costs the event loop a wake-up of the reader's
 // goroutine on the latency path. A deadline that has passed skips it, and
 // so does the connection's spin budget while spinning does not pay.
-func (tc *TCPConn) spin() bool {
+func (tc *Conn) spin() bool {
 	if tc.rd.Expired() {
 		return false
 	}
@@ -397,7 +404,7 @@ var tcpSpinPolicy = spinwait.Policy{ClockEvery: 1, YieldEvery: 1, YieldShared: 1
 
 // readErrLocked is what Read returns once gnet has closed the connection
 // and everything is read.
-func (tc *TCPConn) readErrLocked() error {
+func (tc *Conn) readErrLocked() error {
 	if tc.goneErr == nil || errors.Is(tc.goneErr, io.EOF) {
 		return io.EOF
 	}
@@ -405,7 +412,7 @@ func (tc *TCPConn) readErrLocked() error {
 }
 
 // Write writes p and returns once the kernel has taken all of it.
-func (tc *TCPConn) Write(p []byte) (int, error) {
+func (tc *Conn) Write(p []byte) (int, error) {
 	tc.wmu.Lock()
 	defer tc.writeDone()
 	if err := tc.writeState(); err != nil {
@@ -472,7 +479,7 @@ func (tc *TCPConn) Write(p []byte) (int, error) {
 // buffering on the loop. Wake only queues a task (it never waits for the
 // loop); it is called under mu with closed not set, so the engine, which
 // Close releases after setting closed, still runs.
-func (tc *TCPConn) writeDone() {
+func (tc *Conn) writeDone() {
 	tc.wmu.Unlock()
 	if !tc.movePending.Load() {
 		return
@@ -487,7 +494,7 @@ func (tc *TCPConn) writeDone() {
 // writeDirect writes p with write(2) until the kernel takes no more. It is
 // called only while gnet holds nothing of ours to send, so the bytes keep
 // their order (wmu held).
-func (tc *TCPConn) writeDirect(p []byte) (int, error) {
+func (tc *Conn) writeDirect(p []byte) (int, error) {
 	tc.fdmu.Lock()
 	defer tc.fdmu.Unlock()
 	if tc.fdDone {
@@ -510,7 +517,7 @@ func (tc *TCPConn) writeDirect(p []byte) (int, error) {
 }
 
 // written is the AsyncWrite callback; it runs on the event loop.
-func (tc *TCPConn) written(c gnet.Conn, err error) error {
+func (tc *Conn) written(c gnet.Conn, err error) error {
 	q := 0
 	if err == nil {
 		q = c.OutboundBuffered()
@@ -520,7 +527,7 @@ func (tc *TCPConn) written(c gnet.Conn, err error) error {
 }
 
 // look is the probe of gnet's outbound buffer; it runs on the event loop.
-func (tc *TCPConn) look(context.Context) error {
+func (tc *Conn) look(context.Context) error {
 	tc.pres <- tc.gc.OutboundBuffered() // one probe at a time: never blocks
 	return nil
 }
@@ -528,7 +535,7 @@ func (tc *TCPConn) look(context.Context) error {
 // waitFlushed waits until gnet's outbound buffer for the connection is
 // empty: everything written so far is in the kernel (wmu held). gnet has
 // no event for that, so it looks, from the event loop, with a backoff.
-func (tc *TCPConn) waitFlushed() error {
+func (tc *Conn) waitFlushed() error {
 	if tc.queued == 0 && !tc.probing {
 		return nil
 	}
@@ -574,7 +581,7 @@ func (tc *TCPConn) waitFlushed() error {
 
 // writeState is the error a Write gets for the connection's state: closed
 // by us, closed by gnet (the peer closed or the connection failed), or nil.
-func (tc *TCPConn) writeState() error {
+func (tc *Conn) writeState() error {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	switch {
@@ -593,30 +600,30 @@ func (tc *TCPConn) writeState() error {
 // Healthy reports, without blocking, whether the connection is open, its
 // peer has not closed it, and no received data waits to be read: what the
 // pool checks before it hands out an idle connection.
-func (tc *TCPConn) Healthy() bool {
+func (tc *Conn) Healthy() bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.closed || tc.gone || tc.in != nil && len(tc.in.B) != tc.off {
 		return false
 	}
-	return tc.moved == nil || tc.moved.Healthy()
+	return tc.moved == nil || tc.movedH.Healthy()
 }
 
-// Engine reports what drives the connection: TCPGnet, or TCPNetpoll once
+// Engine reports what drives the connection: Engine, or pool.TCPNetpoll once
 // it has left the event loop because its unread data passed tcpMoveAt.
-func (tc *TCPConn) Engine() TCPEngine {
+func (tc *Conn) Engine() pool.TCPEngine {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.moved != nil {
-		return TCPNetpoll
+		return pool.TCPNetpoll
 	}
-	return TCPGnet
+	return Engine
 }
 
 // Close closes the connection. Pending and later Reads and Writes return
 // errors matching net.ErrClosed, as do later Closes. The last connection to
 // close stops the event loops.
-func (tc *TCPConn) Close() error {
+func (tc *Conn) Close() error {
 	tc.mu.Lock()
 	if tc.closed {
 		tc.mu.Unlock()
@@ -656,24 +663,24 @@ func (tc *TCPConn) Close() error {
 }
 
 // SetDeadline sets the read and write deadlines.
-func (tc *TCPConn) SetDeadline(t time.Time) error {
+func (tc *Conn) SetDeadline(t time.Time) error {
 	return tc.setDeadlines(t, true, true)
 }
 
 // SetReadDeadline sets the deadline for waiting Reads.
-func (tc *TCPConn) SetReadDeadline(t time.Time) error {
+func (tc *Conn) SetReadDeadline(t time.Time) error {
 	return tc.setDeadlines(t, true, false)
 }
 
 // SetWriteDeadline sets the deadline for waiting Writes.
-func (tc *TCPConn) SetWriteDeadline(t time.Time) error {
+func (tc *Conn) SetWriteDeadline(t time.Time) error {
 	return tc.setDeadlines(t, false, true)
 }
 
 // setDeadlines sets ours, which Read and Write look at, and, once the
 // connection has moved off the event loop, the socket's; under mu, so that
 // a move in between gives the socket the latest.
-func (tc *TCPConn) setDeadlines(t time.Time, read, write bool) error {
+func (tc *Conn) setDeadlines(t time.Time, read, write bool) error {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.closed {
@@ -700,7 +707,7 @@ func (tc *TCPConn) setDeadlines(t time.Time, read, write bool) error {
 	}
 }
 
-func (tc *TCPConn) opError(op string, err error) error {
+func (tc *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: tc.laddr, Addr: tc.raddr, Err: err}
 }
 
@@ -709,7 +716,7 @@ func (tc *TCPConn) opError(op string, err error) error {
 // than tcpMoveAt unread and the connection moves off the event loop
 // (moveOff), or would leave more than tcpMaxInbound unread, which closes
 // the connection (what arrived last is then dropped).
-func (tc *TCPConn) onTraffic(c gnet.Conn) gnet.Action {
+func (tc *Conn) onTraffic(c gnet.Conn) gnet.Action {
 	data, _ := c.Next(-1) // everything; gnet's own buffer stays empty
 	if len(data) == 0 {   // woken (writeDone), or nothing new
 		tc.mu.Lock()
@@ -774,7 +781,7 @@ func (tc *TCPConn) onTraffic(c gnet.Conn) gnet.Action {
 // probe of the outbound buffer in flight, and the buffer empty. Otherwise
 // a later OnTraffic tries again, or the end of the next Write has the loop
 // try (writeDone).
-func (tc *TCPConn) moveOff(c gnet.Conn) bool {
+func (tc *Conn) moveOff(c gnet.Conn) bool {
 	if tc.noMove || tc.noMoves {
 		return false
 	}
@@ -808,7 +815,7 @@ func (tc *TCPConn) moveOff(c gnet.Conn) bool {
 	if !tc.wdT.IsZero() {
 		_ = nc.SetWriteDeadline(tc.wdT)
 	}
-	tc.moved, tc.queued = nc, 0
+	tc.moved, tc.movedH, tc.queued = nc, nc.(pool.HealthChecker), 0
 	tc.movePending.Store(false)
 	tc.mu.Unlock()
 	tc.fdmu.Lock()
@@ -818,9 +825,10 @@ func (tc *TCPConn) moveOff(c gnet.Conn) bool {
 	return true
 }
 
-// tcpDupConn is a netpoll connection on a duplicate of c's descriptor
-// (net.FileConn duplicates the one it is given, which is closed here).
-func tcpDupConn(c gnet.Conn) (*netpollConn, error) {
+// tcpDupConn is a netpoll connection (pool.NewTCPConn) on a duplicate of
+// c's descriptor (net.FileConn duplicates the one it is given, which is
+// closed here).
+func tcpDupConn(c gnet.Conn) (pool.Conn, error) {
 	fd, err := c.Dup()
 	if err != nil {
 		return nil, err
@@ -836,18 +844,11 @@ func tcpDupConn(c gnet.Conn) (*netpollConn, error) {
 		fc.Close()
 		return nil, errors.New("rdmapool: tcp (gnet): the duplicate descriptor is not a TCP socket")
 	}
-	raw, err := tcp.SyscallConn()
-	if err != nil {
-		tcp.Close()
-		return nil, err
-	}
-	nc := &netpollConn{TCPConn: tcp, raw: raw}
-	nc.peek = nc.peekFD
-	return nc, nil
+	return pool.NewTCPConn(tcp)
 }
 
 // onClose runs on the event loop when gnet has closed the connection.
-func (tc *TCPConn) onClose(err error) {
+func (tc *Conn) onClose(err error) {
 	tc.fdmu.Lock()
 	tc.fdDone = true
 	tc.fdmu.Unlock()
@@ -866,26 +867,26 @@ func (tc *TCPConn) onClose(err error) {
 	tc.signal()
 }
 
-func (tc *TCPConn) signal() {
+func (tc *Conn) signal() {
 	select {
 	case tc.rdy <- struct{}{}:
 	default:
 	}
 }
 
-// tcpHandler is the gnet event handler of every TCPConn; a connection's
-// gnet context is its *TCPConn.
+// tcpHandler is the gnet event handler of every Conn; a connection's
+// gnet context is its *Conn.
 type tcpHandler struct{ gnet.BuiltinEventEngine }
 
 func (tcpHandler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if tc, ok := c.Context().(*TCPConn); ok {
+	if tc, ok := c.Context().(*Conn); ok {
 		tc.opened = true
 	}
 	return nil, gnet.None
 }
 
 func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
-	tc, ok := c.Context().(*TCPConn)
+	tc, ok := c.Context().(*Conn)
 	if !ok {
 		return gnet.Close
 	}
@@ -893,7 +894,7 @@ func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {
-	if tc, ok := c.Context().(*TCPConn); ok {
+	if tc, ok := c.Context().(*Conn); ok {
 		tc.onClose(err)
 	}
 	return gnet.None
@@ -903,7 +904,7 @@ func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 // one each: gnet multiplexes any number of connections on an event loop,
 // and a client per connection would cost a goroutine, an epoll instance and
 // an eventfd per connection (and NewClient resets gnet's global logger each
-// time). It starts with the first DialTCP and stops when the last TCPConn
+// time). It starts with the first dial and stops when the last Conn
 // is closed, so an idle process runs no event loop. The stop runs in Close,
 // never on an event loop, which Client.Stop waits for.
 var tcpEngine = singleton.Shared[*gnet.Client]{Stop: func(c *gnet.Client) { _ = c.Stop() }}
@@ -950,25 +951,3 @@ func newTCPLogger() logging.Logger {
 
 func (l tcpLogger) Debugf(string, ...any) {}
 func (l tcpLogger) Infof(string, ...any)  {}
-
-// tcpDialTimeout is the error of a dial whose context's deadline passed. It
-// matches both os.ErrDeadlineExceeded and context.DeadlineExceeded.
-type tcpDialTimeout struct{}
-
-func (tcpDialTimeout) Error() string   { return "i/o timeout" }
-func (tcpDialTimeout) Timeout() bool   { return true }
-func (tcpDialTimeout) Temporary() bool { return true }
-func (tcpDialTimeout) Is(err error) bool {
-	return err == os.ErrDeadlineExceeded || err == context.DeadlineExceeded
-}
-
-func tcpDeadlinePassed(ctx context.Context) bool {
-	dl, ok := ctx.Deadline()
-	return ctx.Err() == context.DeadlineExceeded || ok && !time.Now().Before(dl)
-}
-
-// tcpStringAddr is an address that did not resolve, for errors.
-type tcpStringAddr string
-
-func (tcpStringAddr) Network() string  { return "tcp" }
-func (a tcpStringAddr) String() string { return string(a) }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package pool
+package testutil
 
 import (
 	"context"
@@ -10,15 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/seed54442f1a/rdmapool/internal/testutil"
 )
 
-// tcpFullListener listens on 127.0.0.1 with a backlog of 0 and fills its
+// FullListener listens on 127.0.0.1 with a backlog of 0 and fills its
 // accept queue, so that the kernel drops the SYNs of further connections
 // and they hang in connect. If it could not get there, the test cannot
-// run: it fails under CI, else skips (testutil.Require).
-func tcpFullListener(t *testing.T) string {
+// run: it fails under CI, else skips (Require).
+func FullListener(t *testing.T) string {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
@@ -41,11 +39,12 @@ func tcpFullListener(t *testing.T) string {
 	for range 16 {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err != nil {
-			hangs = tcpIsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+			var ne net.Error
+			hangs = errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 			break
 		}
 		t.Cleanup(func() { c.Close() })
 	}
-	testutil.Require(t, hangs, "could not make a connect hang on 127.0.0.1")
+	Require(t, hangs, "could not make a connect hang on 127.0.0.1")
 	return addr
 }

@@ -1,4 +1,4 @@
-package pool
+package gnettcp
 
 import (
 	"bytes"
@@ -15,23 +15,26 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed54442f1a/rdmapool/internal/testutil"
+	"github.com/seed54442f1a/rdmapool/pool"
 )
 
 // TestTCPInboundBounded: a peer sends 256 MiB to a connection nobody
-// reads. On TCPNetpoll the kernel's window stops it after a few MiB; on
-// TCPGnet, whose event loop reads whatever arrives, the connection leaves
-// the loop once tcpMoveAt is unread (moveOff) and the kernel's window
-// stops the peer as well. Either way the process does not hold the
-// 256 MiB; then Read returns every byte the peer sent, in order, and
-// io.EOF, and nothing is left open.
+// reads. On pool.TCPNetpoll the kernel's window stops it after a few
+// MiB; on Engine, whose event loop reads whatever arrives, the
+// connection leaves the loop once tcpMoveAt is unread (moveOff) and the
+// kernel's window stops the peer as well. Either way the process does not
+// hold the 256 MiB; then Read returns every byte the peer sent, in order,
+// and io.EOF, and nothing is left open.
 func TestTCPInboundBounded(t *testing.T) {
 	const total = 256 << 20
-	for _, eng := range []TCPEngine{TCPNetpoll, TCPGnet} {
+	for _, eng := range []pool.TCPEngine{pool.TCPNetpoll, Engine} {
 		t.Run(eng.String(), func(t *testing.T) {
-			tcpLeakCheck(t, true)
+			testutil.LeakCheck(t, true)
 			var sent atomic.Int64
 			done := make(chan struct{})
-			s := newTCPServer(t, func(c net.Conn) {
+			s := testutil.NewServer(t, func(c net.Conn) {
 				defer close(done)
 				defer c.Close()
 				chunk := make([]byte, 1<<20)
@@ -51,7 +54,7 @@ func TestTCPInboundBounded(t *testing.T) {
 			runtime.ReadMemStats(&m0)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			c, err := netDefault{engine: eng}.DialTCP(ctx, s.addr(), nil)
+			c, err := eng.DialTCP(ctx, s.Addr(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,15 +72,15 @@ func TestTCPInboundBounded(t *testing.T) {
 			if sent.Load() > 64<<20 {
 				t.Errorf("the peer sent %d MiB to a connection nobody reads", sent.Load()>>20)
 			}
-			if tc, ok := c.(*TCPConn); ok {
-				if e := tc.Engine(); e != TCPNetpoll {
+			if tc, ok := c.(*Conn); ok {
+				if e := tc.Engine(); e != pool.TCPNetpoll {
 					t.Errorf("the gnet connection's engine is %v after %d MiB unread, want netpoll", e, sent.Load()>>20)
 				}
 			}
 			if n, err := tcpReadPattern(c); err != nil || n != total {
 				t.Errorf("read %d bytes, then %v; want %d, then io.EOF", n, err, total)
 			}
-			if c.(HealthChecker).Healthy() {
+			if c.(pool.HealthChecker).Healthy() {
 				t.Error("a connection whose peer has closed is healthy")
 			}
 		})
@@ -94,7 +97,7 @@ func TestTCPInboundLimit(t *testing.T) {
 	const total = 256 << 20
 	var sent atomic.Int64
 	done := make(chan struct{})
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer close(done)
 		defer c.Close()
 		chunk := make([]byte, 1<<20)
@@ -109,7 +112,7 @@ func TestTCPInboundLimit(t *testing.T) {
 	runtime.GC()
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	tcpWaitStill(t, &sent, done)
 	runtime.GC()
 	var m1 runtime.MemStats
@@ -117,7 +120,7 @@ func TestTCPInboundLimit(t *testing.T) {
 	if grew := int64(m1.HeapInuse) - int64(m0.HeapInuse); grew > tcpMaxInbound+tcpMaxInbound/2 {
 		t.Errorf("the heap grew by %d MiB", grew>>20)
 	}
-	if e := c.Engine(); e != TCPGnet {
+	if e := c.Engine(); e != Engine {
 		t.Errorf("engine %v with moves off, want gnet", e)
 	}
 	n, err := io.Copy(io.Discard, c)
@@ -135,10 +138,10 @@ func TestTCPMoveConcurrent(t *testing.T) {
 }
 
 func testTCPMoveConcurrent(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	const down, up = 64 << 20, 16 << 20
 	srvErr := make(chan error, 1)
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		werr := make(chan error, 1)
 		go func() {
@@ -161,7 +164,7 @@ func testTCPMoveConcurrent(t *testing.T) {
 		}
 		srvErr <- err
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	werr := make(chan error, 1)
@@ -193,7 +196,7 @@ func testTCPMoveConcurrent(t *testing.T) {
 		}
 	}()
 	// Let the inbound pile up before anyone reads, so that it moves.
-	for deadline := time.Now().Add(60 * time.Second); c.Engine() != TCPNetpoll; {
+	for deadline := time.Now().Add(60 * time.Second); c.Engine() != pool.TCPNetpoll; {
 		if time.Now().After(deadline) {
 			t.Fatal("the connection did not leave the event loop")
 		}
@@ -255,7 +258,7 @@ func testTCPMoveConcurrent(t *testing.T) {
 		t.Fatalf("Read past the deadline: %v, want a timeout", err)
 	}
 	// As the pool does before it looks (a socket's expired deadline fails
-	// the look, as on TCPNetpoll).
+	// the look, as on pool.TCPNetpoll).
 	if err := c.SetDeadline(time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -365,10 +368,10 @@ func vmRSS(t *testing.T) int64 {
 // waits; the peer then sends nothing more, and the Write's end has the
 // event loop try again, which moves the connection.
 func TestTCPMoveAfterWrite(t *testing.T) {
-	tcpLeakCheck(t, true)
+	testutil.LeakCheck(t, true)
 	const total = 2 * tcpMoveAt
 	sent := make(chan struct{})
-	s := newTCPServer(t, func(c net.Conn) {
+	s := testutil.NewServer(t, func(c net.Conn) {
 		defer c.Close()
 		b := make([]byte, total)
 		tcpPattern(b, 0)
@@ -378,7 +381,7 @@ func TestTCPMoveAfterWrite(t *testing.T) {
 		close(sent)
 		_, _ = io.Copy(io.Discard, c) // until the client closes
 	})
-	c := tcpDial(t, s.addr())
+	c := tcpDial(t, s.Addr())
 	c.wmu.Lock() // as a Write under way
 	<-sent
 	// Everything the peer sent has reached our buffer, with a move due
@@ -398,11 +401,11 @@ func TestTCPMoveAfterWrite(t *testing.T) {
 			t.Fatalf("%d of %d bytes buffered, move pending %v", n, total, c.movePending.Load())
 		}
 	}
-	if e := c.Engine(); e != TCPGnet {
+	if e := c.Engine(); e != Engine {
 		t.Fatalf("engine %v while a Write holds wmu, want gnet", e)
 	}
 	c.writeDone() // the Write ends
-	for deadline := time.Now().Add(30 * time.Second); c.Engine() != TCPNetpoll; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); c.Engine() != pool.TCPNetpoll; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the end of the Write did not move the connection")
 		}
