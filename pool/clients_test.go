@@ -32,7 +32,7 @@ type target struct {
 
 // embedded starts the embedded server on TCP (host) and, when this machine
 // has RDMA, on RDMA as well.
-func embedded(t *testing.T, host string) target {
+func embedded(t testing.TB, host string) target {
 	t.Helper()
 	srv := server.New(nil)
 	tl, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
@@ -195,7 +195,9 @@ func TestDeviceRemovedFallsBack(t *testing.T) {
 	}
 	host := rdmatest.Addr(t).String()
 	tg := embedded(t, host)
-	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort})
+	// No race with TCP (FallbackDelay): under emulation an RDMA setup can
+	// take longer than the default, and the test needs RDMA first.
+	p := newPool(t, Options{Addr: tg.tcp, RDMAPort: tg.rdmaPort, FallbackDelay: -1})
 	ctx := context.Background()
 	c, err := p.Get(ctx)
 	if err != nil {

@@ -63,11 +63,9 @@ func (p *Pool) dial(ctx context.Context, ds *dialSpec) (*poolEntry, error) {
 	return newEntry(p, c, now, ds != nil && ds.tls != nil), nil
 }
 
-// dialTransport dials RDMA or TCP as the policy says. Auto falls back to
-// TCP when RDMA is unavailable and sticks to TCP for RDMARetryInterval; for
-// each TCP connection it makes meanwhile it returns the FallbackError to
-// report once the connection is the caller's. A TCP dial that fails after a
-// fallback returns a *DialError, which keeps both reasons.
+// dialTransport dials RDMA or TCP as the policy says; Auto is dialAuto.
+// For a TCP connection Auto makes although RDMA was preferred it returns
+// the FallbackError to report once the connection is the caller's.
 func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *FallbackError, error) {
 	var nd *net.Dialer
 	if ds != nil {
@@ -76,51 +74,213 @@ func (p *Pool) dialTransport(ctx context.Context, ds *dialSpec) (Conn, *Fallback
 		}
 		nd = ds.nd
 	}
-	var fe *FallbackError
-	tryRDMA := p.opts.Policy == RDMAOnly
-	if p.opts.Policy == Auto {
-		p.mu.Lock()
-		tryRDMA = time.Now().After(p.tcpUntil) || p.rdmaErr == nil
-		if !tryRDMA {
-			fe = &FallbackError{Reason: p.rdmaErr.Reason, Err: p.rdmaErr.Err, Skipped: true}
-		}
-		p.mu.Unlock()
-	}
-	if tryRDMA {
-		c, err := p.net.DialRDMA(ctx, p.opts.RDMAAddr, p.opts.RDMA)
-		if err == nil {
-			p.dials[0].Add(1)
-			return c, nil, nil
-		}
-		reason := fallbackReason(err)
-		if p.opts.Policy == RDMAOnly || reason == "" {
+	switch p.opts.Policy {
+	case TCPOnly:
+		c, err := p.net.DialTCP(ctx, p.opts.Addr, nd)
+		if err != nil {
 			return nil, nil, err
 		}
-		fe = &FallbackError{Reason: reason, Err: err}
-		p.mu.Lock()
-		p.rdmaErr = fe
-		p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
-		p.mu.Unlock()
-	}
-	c, err := p.net.DialTCP(ctx, p.opts.Addr, nd)
-	if err != nil {
-		if fe != nil {
-			err = &DialError{TCP: err, Fallback: fe}
+		p.dials[1].Add(1)
+		return c, nil, nil
+	case RDMAOnly:
+		c, err := p.dialRDMA(ctx)
+		if err != nil {
+			return nil, nil, withRemedy(err)
 		}
-		return nil, nil, err
+		p.dials[0].Add(1)
+		return c, nil, nil
 	}
-	p.dials[1].Add(1)
-	return c, fe, nil
+	return p.dialAuto(ctx, nd)
 }
 
-// DialError is the error of a dial that did not use RDMA (Auto, RDMA
-// unavailable) and failed over TCP. Its text is the TCP error's, then why
-// RDMA was not used, and errors.Is and errors.As see both: a refused
-// connection matches syscall.ECONNREFUSED, and a *FallbackError has the
-// RDMA reason. A TCP timeout makes it a timeout (net.Error).
+// dialRDMA dials RDMA, unless the pool's quick look (the default Network
+// only) already says this machine has no RDMA device.
+func (p *Pool) dialRDMA(ctx context.Context) (Conn, error) {
+	if p.noDevice != nil {
+		if err := p.noDevice(p.opts.RDMAAddr); err != nil {
+			return nil, err
+		}
+	}
+	return p.net.DialRDMA(ctx, p.opts.RDMAAddr, p.opts.RDMA)
+}
+
+// dialAuto is Auto's dial, happy eyeballs between the transports (as RFC
+// 8305 is between address families): it starts RDMA, and TCP beside it once
+// RDMA has failed or has not connected within FallbackDelay, or half the
+// time ctx leaves, whichever is shorter; the first to
+// connect wins, and the other is cancelled, and closed should it connect
+// all the same (on a goroutine Close waits for). After an RDMA failure
+// that says RDMA is unavailable (fallbackReason) it dials TCP alone for
+// RDMARetryInterval; any other outcome leaves RDMA preferred for the next
+// dial. A dial that fails fails with a *DialError, which has both
+// transports' errors.
+func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackError, error) {
+	p.mu.Lock()
+	var fe *FallbackError
+	if !time.Now().After(p.tcpUntil) && p.rdmaErr != nil {
+		fe = &FallbackError{Reason: p.rdmaErr.Reason, Err: p.rdmaErr.Err, Skipped: true}
+	}
+	p.mu.Unlock()
+	if fe == nil && p.noDevice != nil {
+		// Decided before any goroutine starts: without a device, the dial
+		// is TCP's alone, on this goroutine, as cheap as net.Dialer's.
+		if err := p.noDevice(p.opts.RDMAAddr); err != nil {
+			fe = p.rdmaFailed(err)
+		}
+	}
+	if fe != nil {
+		c, err := p.net.DialTCP(ctx, p.opts.Addr, nd)
+		if err != nil {
+			return nil, nil, &DialError{TCP: err, Fallback: fe}
+		}
+		p.dials[1].Add(1)
+		return c, fe, nil
+	}
+
+	type result struct {
+		c   Conn
+		err error
+		t   Transport
+	}
+	results := make(chan result, 2) // each dial's goroutine sends once, never blocking
+	rctx, rcancel := context.WithCancel(ctx)
+	tctx, tcancel := context.WithCancel(ctx)
+	defer rcancel()
+	defer tcancel()
+	go func() {
+		c, err := p.net.DialRDMA(rctx, p.opts.RDMAAddr, p.opts.RDMA)
+		results <- result{c, err, RDMA}
+	}()
+	pending, tcpStarted := 1, false
+	startTCP := func() {
+		pending, tcpStarted = pending+1, true
+		go func() {
+			c, err := p.net.DialTCP(tctx, p.opts.Addr, nd)
+			results <- result{c, err, TCP}
+		}()
+	}
+	var delay <-chan time.Time
+	if d := p.opts.FallbackDelay; d > 0 {
+		// Never more than half the time the dial has: a client with a
+		// short dial timeout still gets TCP within it.
+		if dl, ok := ctx.Deadline(); ok {
+			d = min(d, time.Until(dl)/2)
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		delay = t.C
+	}
+	var rdmaErr, tcpErr error
+	for pending > 0 {
+		select {
+		case <-delay:
+			delay = nil
+			if !tcpStarted {
+				startTCP()
+			}
+			continue
+		case r := <-results:
+			pending--
+			if r.err == nil {
+				if pending > 0 {
+					// The loser: cancelled, and closed if it connects all the
+					// same. A path it finds dead is remembered.
+					if r.t == RDMA {
+						tcancel()
+					} else {
+						rcancel()
+					}
+					p.reap(func() {
+						l := <-results
+						if l.err == nil {
+							l.c.Close()
+						} else if l.t == RDMA && fallbackReason(l.err) != "" {
+							p.rdmaFailed(l.err)
+						}
+					})
+				}
+				if r.t == RDMA {
+					p.dials[0].Add(1)
+					p.rdmaWorks()
+					return r.c, nil, nil
+				}
+				p.dials[1].Add(1)
+				if rdmaErr != nil {
+					return r.c, p.rdmaFailed(rdmaErr), nil
+				}
+				return r.c, &FallbackError{Reason: ReasonSlow, Err: &slowError{p.opts.FallbackDelay}}, nil
+			}
+			if r.t == TCP {
+				tcpErr = r.err
+				continue
+			}
+			rdmaErr = r.err
+			if !tcpStarted {
+				startTCP()
+			}
+		}
+	}
+	fe = p.rdmaFailed(rdmaErr)
+	return nil, nil, &DialError{TCP: tcpErr, Fallback: fe}
+}
+
+// reap runs f, which ends a losing dial, on a goroutine that Close waits
+// for.
+func (p *Pool) reap(f func()) {
+	p.mu.Lock()
+	p.reaping++
+	p.mu.Unlock()
+	go func() {
+		f()
+		p.mu.Lock()
+		if p.reaping--; p.reaping == 0 {
+			p.reaped.Broadcast()
+		}
+		p.mu.Unlock()
+	}()
+}
+
+// rdmaFailed returns the FallbackError for an RDMA dial's error; one that
+// says RDMA is unavailable makes the pool dial TCP alone for
+// RDMARetryInterval.
+func (p *Pool) rdmaFailed(err error) *FallbackError {
+	reason := fallbackReason(err)
+	if reason == "" {
+		return &FallbackError{Reason: ReasonFailed, Err: err}
+	}
+	fe := &FallbackError{Reason: reason, Err: err}
+	p.mu.Lock()
+	p.rdmaErr = fe
+	p.tcpUntil = time.Now().Add(p.opts.RDMARetryInterval)
+	p.mu.Unlock()
+	return fe
+}
+
+// rdmaWorks notes that Auto connected over RDMA: the next fallback is a
+// change of transport, reported again.
+func (p *Pool) rdmaWorks() {
+	p.mu.Lock()
+	p.hooked = ""
+	p.mu.Unlock()
+}
+
+// slowError is the FallbackError.Err of ReasonSlow.
+type slowError struct{ delay time.Duration }
+
+func (e *slowError) Error() string {
+	return fmt.Sprintf("RDMA had not connected after %v (FallbackDelay), and TCP connected first", e.delay)
+}
+
+// DialError is the error of a failed dial under Auto: TCP's error, and why
+// RDMA was not used (Fallback: the RDMA dial's own error, or, when RDMA was
+// not tried, the earlier one that made the pool keep to TCP). Its text is
+// the TCP error's, then the RDMA one's, and errors.Is and errors.As see
+// both: a refused connection matches syscall.ECONNREFUSED, and a
+// *FallbackError has the RDMA reason. A timeout of either dial makes it a
+// timeout (net.Error).
 type DialError struct {
 	TCP      error          // the TCP dial's error, a *net.OpError
-	Fallback *FallbackError // why RDMA was not used
+	Fallback *FallbackError // why RDMA was not used, with the RDMA error
 }
 
 func (e *DialError) Error() string {
@@ -129,10 +289,13 @@ func (e *DialError) Error() string {
 
 func (e *DialError) Unwrap() []error { return []error{e.TCP, e.Fallback} }
 
-// Timeout reports whether the TCP dial timed out.
+// Timeout reports whether the TCP dial, or the RDMA one, timed out.
 func (e *DialError) Timeout() bool {
 	var ne net.Error
-	return errors.As(e.TCP, &ne) && ne.Timeout()
+	if errors.As(e.TCP, &ne) && ne.Timeout() {
+		return true
+	}
+	return !e.Fallback.Skipped && errors.As(e.Fallback.Err, &ne) && ne.Timeout()
 }
 
 // Temporary is the TCP error's.
@@ -177,12 +340,18 @@ type tlsConn struct{ *tls.Conn }
 func (tlsConn) Transport() Transport { return TCP }
 
 // reportFallback records in Stats that a connection uses TCP although
-// RDMA was preferred, and tells the hook.
+// RDMA was preferred, and tells the hook once per change: the first
+// fallback, one for another reason, or one after an RDMA connection.
 func (p *Pool) reportFallback(fe *FallbackError) {
 	p.mu.Lock()
 	p.fallbacks[fe.Reason]++
 	p.lastFall = fe
-	hook := p.opts.OnFallback
+	var hook func(*FallbackError)
+	if fe.Reason != p.hooked {
+		p.hooked, p.covered = fe.Reason, 0
+		hook = p.opts.OnFallback
+	}
+	p.covered++
 	p.mu.Unlock()
 	if hook != nil {
 		hook(fe)

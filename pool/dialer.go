@@ -114,7 +114,9 @@ func (d *Dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return e.client(), nil
 }
 
-// Stats returns the stats of each target's pool.
+// Stats returns the stats of each target's pool. The client keeps its
+// own idle connections, so Open counts the connections it holds, idle in
+// its pool or busy: Idle is 0 and InUse equals Open.
 func (d *Dialer) Stats() map[string]Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()

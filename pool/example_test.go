@@ -76,9 +76,9 @@ func ExampleDialer_valkeyGo() {
 	// Output: hello
 }
 
-// Falling back to TCP is reported: to OnFallback, for each connection,
-// and in Stats. Here the in-memory network of package pooltest stands in
-// for a machine without an RDMA device.
+// Falling back to TCP is reported: to OnFallback once per change of
+// reason, and in Stats for each connection. Here the in-memory network of
+// package pooltest stands in for a machine without an RDMA device.
 func ExampleOptions_onFallback() {
 	network := pooltest.New(pooltest.Echo)
 	defer network.Close()
@@ -104,11 +104,10 @@ func ExampleOptions_onFallback() {
 		defer c.Close() // held, so that the second Get dials too
 	}
 	st := p.Stats()
-	fmt.Println("dials:", st.Dials[pool.RDMA], "rdma,", st.Dials[pool.TCP], "tcp; fallbacks:", st.Fallbacks)
+	fmt.Println("dials:", st.Dials[pool.RDMA], "rdma,", st.Dials[pool.TCP], "tcp; fallbacks:", st.Fallbacks, "covered by the call:", st.FallbackConns)
 	// Output:
 	// fallback: no-device retried later: false
-	// fallback: no-device retried later: true
-	// dials: 0 rdma, 2 tcp; fallbacks: map[no-device:2]
+	// dials: 0 rdma, 2 tcp; fallbacks: map[no-device:2] covered by the call: 2
 }
 
 // Pool.Get for a protocol of your own: a request, its whole reply, then

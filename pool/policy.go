@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 
 	"github.com/seed54442f1a/rdmapool/loader"
@@ -13,10 +14,13 @@ import (
 type Policy int
 
 const (
-	// Auto dials RDMA first and falls back to TCP when RDMA is unavailable
-	// (libraries missing, no device, no route, connection refused on the
-	// RDMA port). It tries RDMA again after RDMARetryInterval, so a machine
-	// that gains RDMA goes back to it.
+	// Auto prefers RDMA: it dials RDMA first, and TCP beside it when the
+	// RDMA dial fails or has not connected within Options.FallbackDelay;
+	// the first to connect is used. When RDMA is unavailable (libraries
+	// missing, no device, no route, connection refused on the RDMA port)
+	// it dials TCP alone until RDMARetryInterval has passed, so a machine
+	// that gains RDMA goes back to it; after any other RDMA failure the
+	// next dial tries RDMA again.
 	Auto Policy = iota
 	// RDMAOnly never uses TCP.
 	RDMAOnly
@@ -59,11 +63,14 @@ const (
 	ReasonRefused       FallbackReason = "refused"        // nothing listens on the RDMA port
 	ReasonDeviceRemoved FallbackReason = "device-removed" // the device went away
 	ReasonTLS           FallbackReason = "tls"            // TLS was asked for; RDMA has none
+	ReasonSlow          FallbackReason = "slow"           // RDMA had not connected within FallbackDelay; TCP connected first
+	ReasonFailed        FallbackReason = "failed"         // the RDMA dial failed otherwise (a timeout, a name that does not resolve, a protocol error)
 )
 
 // FallbackError says why a connection uses TCP although RDMA was preferred.
-// One is recorded in Stats and given to Options.OnFallback for every such
-// connection; falling back is never silent.
+// Every such connection is counted in Stats (Fallbacks, LastFallback), and
+// Options.OnFallback is told when the reason changes; falling back is
+// never silent.
 type FallbackError struct {
 	Reason FallbackReason
 	Err    error // the RDMA error
@@ -97,4 +104,48 @@ func fallbackReason(err error) FallbackReason {
 		return ReasonRefused
 	}
 	return ""
+}
+
+// remedy says what to do about a reason RDMA cannot be used, in the words
+// of `rdmapool info` (package loader/probe), or "" when the error says it
+// already (ReasonLibraries: what to install) or there is nothing to do.
+func remedy(r FallbackReason) string {
+	switch r {
+	case ReasonNoDevice:
+		return "RDMA cannot be used: no RDMA device; load a NIC driver, or for soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev <ifname>"
+	case ReasonNoRoute:
+		return "RDMA cannot reach the address: no active RDMA port has a GID on its network; check the link (rdma link show) and the GIDs (rdmapool info)"
+	case ReasonRefused:
+		return "nothing listens on the RDMA port: start the server with RDMA (valkey-server --rdma-port), or set Options.RDMAPort or RDMAAddr to the port it listens on"
+	case ReasonDeviceRemoved:
+		return "the RDMA device went away; check the link (rdma link show)"
+	}
+	return ""
+}
+
+// withRemedy adds to an RDMAOnly dial's error what to do, when it says RDMA
+// is unavailable; errors.Is and errors.As see the error as before.
+func withRemedy(err error) error {
+	var own interface{ remedy() string }
+	if errors.As(err, &own) {
+		return &remedyError{err: err, remedy: own.remedy()}
+	}
+	if rm := remedy(fallbackReason(err)); rm != "" {
+		return &remedyError{err: err, remedy: rm}
+	}
+	return err
+}
+
+type remedyError struct {
+	err    error
+	remedy string
+}
+
+func (e *remedyError) Error() string { return e.err.Error() + " (" + e.remedy + ")" }
+func (e *remedyError) Unwrap() error { return e.err }
+
+// Timeout is the error's, so that a timeout stays one (net.Error).
+func (e *remedyError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.err, &ne) && ne.Timeout()
 }

@@ -57,12 +57,21 @@ type Options struct {
 	// never waits for them: it dials at once, and a failed dial fails at
 	// once (client libraries run their own backoff).
 	MinBackoff, MaxBackoff time.Duration
+	// FallbackDelay is how long Auto gives an RDMA dial before it starts a
+	// TCP dial beside it (happy eyeballs), at most half the time the dial
+	// has (DialTimeout, the context's deadline); the first to connect is
+	// used and the other cancelled. An RDMA dial that fails starts TCP at
+	// once. 0 means DefaultFallbackDelay; negative, TCP only once RDMA
+	// has failed.
+	FallbackDelay time.Duration
 	// OnFallback, if set, is called (on the dialling goroutine, once the
-	// connection is made) for every connection that uses TCP although RDMA
-	// was preferred: the one whose RDMA dial failed, and each one dialled
-	// in the RDMARetryInterval that follows, which does not try RDMA again
-	// (FallbackError.Skipped). The dialling goroutine may be the pool's
-	// own, which Close waits for: the hook must not call Close.
+	// connection is made) when the pool's connections start to use TCP
+	// although RDMA was preferred: for the first such connection, for one
+	// whose reason differs from the last call's, and for the first after
+	// an RDMA connection; not for each connection (Stats.FallbackConns
+	// counts those the last call covers, Stats.Fallbacks all of them). The
+	// dialling goroutine may be the pool's own, which Close waits for: the
+	// hook must not call Close.
 	OnFallback func(*FallbackError)
 	// RDMA configures RDMA connections.
 	RDMA *qp.Options
@@ -75,7 +84,25 @@ type Options struct {
 	Network Network
 }
 
+// DefaultFallbackDelay is Options.FallbackDelay's default, RFC 8305's
+// Connection Attempt Delay. An RDMA connection's setup (rdma_cm's address
+// and route resolution, the connect, the feature exchange) takes a few
+// milliseconds on hardware. In the soft-RoCE VM under TCG emulation it
+// took 70-200 ms at the median and 0.5-0.65 s at p90 through a pool with
+// up to 40 connections open (docs/benchmarks.md): there a longer delay
+// keeps every dial on RDMA, at the cost of that much more per dial on an
+// RDMA path that hangs. A client with a shorter dial timeout gets TCP
+// within half of it (Options.FallbackDelay).
+const DefaultFallbackDelay = 250 * time.Millisecond
+
 // Stats are a pool's counters.
+//
+// Open counts the connections the pool has made and not yet closed, Idle
+// those it holds for a later Get, InUse the others. Through a Dialer, the
+// client library keeps its own idle connections, and a connection is
+// closed for good when the client closes it: there Idle is always 0 and
+// InUse equals Open, the connections the client holds, idle in its pool or
+// busy.
 type Stats struct {
 	Open, Idle, InUse int
 	Waits             uint64        // Gets that had to wait for a connection
@@ -83,9 +110,13 @@ type Stats struct {
 	Dials             map[Transport]uint64
 	Fallbacks         map[FallbackReason]uint64 // connections that use TCP although RDMA was preferred, by reason
 	LastFallback      *FallbackError            // the latest of those; nil if none
-	DialErrors        uint64
-	Unhealthy         uint64 // connections found dead and closed
-	Evicted           uint64 // closed for idleness or age, or for a TLS connection's place
+	// FallbackConns counts the connections made over TCP under the reason
+	// of OnFallback's last call, since that call: the connections it
+	// covers.
+	FallbackConns uint64
+	DialErrors    uint64
+	Unhealthy     uint64 // connections found dead and closed
+	Evicted       uint64 // closed for idleness or age, or for a TLS connection's place
 }
 
 // ErrClosed is returned by Get on a closed pool; it matches net.ErrClosed.
@@ -112,6 +143,11 @@ type Pool struct {
 	nextDial  time.Time // after a failed dial, no new dial before this
 	lastFall  *FallbackError
 	fallbacks map[FallbackReason]uint64
+	hooked    FallbackReason              // of OnFallback's last call; "" after an RDMA connection
+	covered   uint64                      // fallbacks since OnFallback's last call
+	reaping   int                         // losing dials not yet ended (reap)
+	reaped    *sync.Cond                  // on mu: reaping fell to 0
+	noDevice  func(rdmaAddr string) error // the default Network's quick look; nil for others
 
 	dials      [2]atomic.Uint64 // by transport: RDMA, TCP
 	waits      atomic.Uint64
@@ -124,6 +160,10 @@ type Pool struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	kick    chan struct{} // wakes the maintainer to top up MinIdle
+	// maintaining says the maintainer runs (on mu): from New with MinIdle,
+	// else from the first connection that goes idle. A Dialer's pools,
+	// whose connections never go idle, start none.
+	maintaining bool
 }
 
 // New returns a pool for the target; it dials MinIdle connections in the
@@ -161,6 +201,9 @@ func New(opts Options) (*Pool, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 5 * time.Second
 	}
+	if opts.FallbackDelay == 0 {
+		opts.FallbackDelay = DefaultFallbackDelay
+	}
 	if opts.RDMARetryInterval <= 0 {
 		opts.RDMARetryInterval = 30 * time.Second
 	}
@@ -176,9 +219,15 @@ func New(opts Options) (*Pool, error) {
 	}
 	if p.net == nil {
 		p.net = netDefault{engine: opts.TCPEngine}
+		p.noDevice = noRDMADevice
 	}
+	p.reaped = sync.NewCond(&p.mu)
 	p.stopped, p.stop = context.WithCancel(context.Background())
-	go p.maintain()
+	if opts.MinIdle > 0 {
+		p.mu.Lock()
+		p.startMaintainer()
+		p.mu.Unlock()
+	}
 	return p, nil
 }
 
@@ -350,6 +399,7 @@ func (p *Pool) put(c *poolEntry) {
 	}
 	p.idle = append(p.idle, c)
 	p.notifyLocked()
+	p.startMaintainer()
 	p.mu.Unlock()
 }
 
@@ -399,7 +449,17 @@ func (p *Pool) Close() error {
 		w <- struct{}{}
 	}
 	p.stop() // wakes Gets in the dial backoff and cancels the dials under way
-	<-p.done
+	p.mu.Lock()
+	maintaining := p.maintaining
+	p.mu.Unlock()
+	if maintaining {
+		<-p.done
+	}
+	p.mu.Lock()
+	for p.reaping > 0 { // losing dials, cancelled: each closes what it made
+		p.reaped.Wait()
+	}
+	p.mu.Unlock()
 	// In parallel: closing an RDMA connection waits for its teardown
 	// (tens of milliseconds under emulation), and a pool may hold many.
 	var wg sync.WaitGroup
@@ -419,13 +479,22 @@ func (p *Pool) Stats() Stats {
 		Waits: p.waits.Load(), WaitTime: time.Duration(p.waitNanos.Load()),
 		Dials:        map[Transport]uint64{RDMA: p.dials[0].Load(), TCP: p.dials[1].Load()},
 		Fallbacks:    map[FallbackReason]uint64{},
-		LastFallback: p.lastFall,
-		DialErrors:   p.dialErrors.Load(), Unhealthy: p.unhealthy.Load(), Evicted: p.evicted.Load(),
+		LastFallback: p.lastFall, FallbackConns: p.covered,
+		DialErrors: p.dialErrors.Load(), Unhealthy: p.unhealthy.Load(), Evicted: p.evicted.Load(),
 	}
 	for k, v := range p.fallbacks {
 		s.Fallbacks[k] = v
 	}
 	return s
+}
+
+// startMaintainer starts the maintainer, once; p.mu is held. Not after
+// Close, which no longer waits for it.
+func (p *Pool) startMaintainer() {
+	if !p.maintaining && !p.closed {
+		p.maintaining = true
+		go p.maintain()
+	}
 }
 
 // maintain evicts idle connections past MaxIdleTime or MaxLifetime and

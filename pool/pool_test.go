@@ -295,7 +295,6 @@ func TestAutoFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	if c.Transport() != TCP {
 		t.Errorf("transport %s, want tcp", c.Transport())
 	}
@@ -305,6 +304,7 @@ func TestAutoFallsBack(t *testing.T) {
 		t.Fatalf("fallback not reported: %+v, hook %v", st, hooked)
 	}
 	t.Logf("fallback: %v", st.LastFallback)
+	c.Close() // idle now: p's maintainer starts before r counts goroutines
 
 	r := newPool(t, Options{Addr: s.Addr(), Policy: RDMAOnly})
 	_, err = r.Get(context.Background())

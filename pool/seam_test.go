@@ -47,8 +47,9 @@ func newMemPool(t *testing.T, o pool.Options, serve func(net.Conn)) (*pool.Pool,
 var memPing = pool.Ping // the echo check of the package's own tests
 
 // TestSeamFallbackReasons: each way RDMA can be unavailable makes Auto
-// connect over TCP and report it with its reason; any other RDMA error is
-// the Get's, with no TCP dial; RDMAOnly returns the RDMA error.
+// connect over TCP and report it with its reason; any other RDMA error
+// makes it connect over TCP too (ReasonFailed), and try RDMA again on the
+// next dial; RDMAOnly returns the RDMA error, with what to do about it.
 func TestSeamFallbackReasons(t *testing.T) {
 	for _, tc := range []struct {
 		f    pooltest.DialFunc
@@ -86,8 +87,16 @@ func TestSeamFallbackReasons(t *testing.T) {
 		p, n := newMemPool(t, pool.Options{}, pooltest.Echo)
 		proto := errors.New("rdma: protocol error")
 		n.OnDial(pool.RDMA, pooltest.Fail(proto))
-		if _, err := p.Get(context.Background()); !errors.Is(err, proto) || n.Dials(pool.TCP) != 0 {
-			t.Errorf("Get: %v, %d TCP dials; want the RDMA error and no fallback", err, n.Dials(pool.TCP))
+		for i := range 2 {
+			c, err := p.Get(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close() // held: each Get dials
+			if st := p.Stats(); c.Transport() != pool.TCP || st.LastFallback == nil || st.LastFallback.Reason != pool.ReasonFailed ||
+				!errors.Is(st.LastFallback, proto) || n.Dials(pool.RDMA) != i+1 {
+				t.Errorf("Get %d: over %s, fallback %v, %d RDMA dials; want TCP, ReasonFailed with the RDMA error, RDMA tried each time", i, c.Transport(), st.LastFallback, n.Dials(pool.RDMA))
+			}
 		}
 	})
 }
@@ -124,8 +133,9 @@ func TestSeamRetryInterval(t *testing.T) {
 	}
 	get(pool.TCP)
 	get(pool.TCP)
-	if n.Dials(pool.RDMA) != 1 || len(hooked) != 2 || hooked[0].Skipped || !hooked[1].Skipped {
-		t.Errorf("within the interval: %d RDMA dials, fallbacks %v; want 1, the second skipped", n.Dials(pool.RDMA), hooked)
+	if st := p.Stats(); n.Dials(pool.RDMA) != 1 || len(hooked) != 1 || hooked[0].Skipped || !st.LastFallback.Skipped || st.FallbackConns != 2 {
+		t.Errorf("within the interval: %d RDMA dials, hook %v, last %v, covering %d; want 1 RDMA dial, one call covering 2, the second skipped",
+			n.Dials(pool.RDMA), hooked, st.LastFallback, st.FallbackConns)
 	}
 	n.OnDial(pool.RDMA, nil) // RDMA works now
 	time.Sleep(150 * time.Millisecond)
@@ -135,10 +145,12 @@ func TestSeamRetryInterval(t *testing.T) {
 	}
 }
 
-// TestSeamFallbackEveryConn: every connection Auto makes over TCP is
-// reported, those that did not try RDMA again (within RDMARetryInterval)
-// included, each with the first one's reason and error.
-func TestSeamFallbackEveryConn(t *testing.T) {
+// TestSeamFallbackOncePerChange: OnFallback is told once per change of
+// reason, not per connection: three connections for one reason are one
+// call (the later two Skipped, in Stats), another reason is another call,
+// and so is the same reason again after an RDMA connection. Stats counts
+// every connection, and FallbackConns those the last call covers.
+func TestSeamFallbackOncePerChange(t *testing.T) {
 	var hooked []*pool.FallbackError
 	var mu sync.Mutex
 	p, n := newMemPool(t, pool.Options{OnFallback: func(fe *pool.FallbackError) {
@@ -146,31 +158,66 @@ func TestSeamFallbackEveryConn(t *testing.T) {
 		hooked = append(hooked, fe)
 		mu.Unlock()
 	}}, pooltest.Echo)
-	n.OnDial(pool.RDMA, pooltest.NoLibraries)
-	const conns = 3
-	for range conns {
+	calls := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(hooked)
+	}
+	get := func(want pool.Transport) {
+		t.Helper()
 		c, err := p.Get(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close() // hold them: each Get dials
-		if c.Transport() != pool.TCP {
-			t.Fatalf("transport %s, want tcp", c.Transport())
+		t.Cleanup(func() { c.Close() }) // held: each Get dials
+		if c.Transport() != want {
+			t.Fatalf("transport %s, want %s", c.Transport(), want)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(hooked) != conns {
-		t.Fatalf("OnFallback called %d times for %d TCP connections", len(hooked), conns)
-	}
-	for i, fe := range hooked {
-		if fe.Skipped != (i > 0) || fe.Reason != pool.ReasonLibraries || fe.Err != hooked[0].Err {
-			t.Errorf("fallback %d: %+v, want the first's reason and error, skipped %v", i, fe, i > 0)
-		}
+	n.OnDial(pool.RDMA, pooltest.NoLibraries)
+	for range 3 {
+		get(pool.TCP)
 	}
 	st := p.Stats()
-	if st.Fallbacks[pool.ReasonLibraries] != conns || st.LastFallback != hooked[conns-1] || st.Dials[pool.TCP] != conns || n.Dials(pool.RDMA) != 1 {
-		t.Errorf("stats %+v, %d RDMA dials; want %d fallbacks and TCP dials, one RDMA dial", st, n.Dials(pool.RDMA), conns)
+	if calls() != 1 || hooked[0].Reason != pool.ReasonLibraries || hooked[0].Skipped || st.Fallbacks[pool.ReasonLibraries] != 3 ||
+		st.FallbackConns != 3 || !st.LastFallback.Skipped || st.Dials[pool.TCP] != 3 || n.Dials(pool.RDMA) != 1 {
+		t.Errorf("3 connections, no libraries: hook %v, stats %+v, %d RDMA dials; want one call covering 3, one RDMA dial", hooked, st, n.Dials(pool.RDMA))
+	}
+
+	// Another reason: RDMA fails otherwise, tried again each dial.
+	q, qn := newMemPool(t, pool.Options{OnFallback: func(fe *pool.FallbackError) {
+		mu.Lock()
+		hooked = append(hooked, fe)
+		mu.Unlock()
+	}}, pooltest.Echo)
+	hooked = nil
+	p, n = q, qn
+	n.OnDial(pool.RDMA, pooltest.Fail(errors.New("rdma: protocol error")))
+	get(pool.TCP)
+	get(pool.TCP)
+	n.OnDial(pool.RDMA, pooltest.NoDevice)
+	get(pool.TCP)
+	if st := p.Stats(); calls() != 2 || hooked[1].Reason != pool.ReasonNoDevice || st.FallbackConns != 1 || st.Fallbacks[pool.ReasonFailed] != 2 {
+		t.Errorf("failed twice, then no device: hook %v, stats %+v; want 2 calls, the last covering 1", hooked, st)
+	}
+	n.OnDial(pool.RDMA, nil)
+	p.Close() // a new pool forgets the no-device; RDMA connects, then fails again
+	r, rn := newMemPool(t, pool.Options{OnFallback: func(fe *pool.FallbackError) {
+		mu.Lock()
+		hooked = append(hooked, fe)
+		mu.Unlock()
+	}}, pooltest.Echo)
+	hooked = nil
+	p, n = r, rn
+	n.OnDial(pool.RDMA, pooltest.Fail(errors.New("rdma: protocol error")))
+	get(pool.TCP)
+	n.OnDial(pool.RDMA, nil)
+	get(pool.RDMA)
+	n.OnDial(pool.RDMA, pooltest.Fail(errors.New("rdma: protocol error")))
+	get(pool.TCP)
+	get(pool.TCP)
+	if st := p.Stats(); calls() != 2 || st.FallbackConns != 2 || st.Fallbacks[pool.ReasonFailed] != 3 || st.Dials[pool.RDMA] != 1 {
+		t.Errorf("failed, RDMA, failed twice: hook %v, stats %+v; want 2 calls, the last covering 2", hooked, st)
 	}
 }
 

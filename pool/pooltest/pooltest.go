@@ -38,8 +38,10 @@ type Network struct {
 	open   atomic.Int32
 }
 
-// DialFunc decides a dial: its error, if not nil, is the dial's. It may
-// block, within ctx.
+// DialFunc decides a dial: its error, if not nil, is the dial's (a
+// *net.OpError with no Net gets the transport's). It may block, within
+// ctx; one that returns nil after ctx has ended connects all the same, as
+// a connect that completes as it is cancelled does.
 type DialFunc func(ctx context.Context, addr string) error
 
 var _ pool.Network = (*Network)(nil)
@@ -72,6 +74,14 @@ func (n *Network) Dials(t pool.Transport) int {
 // Open reports how many connections are open (dialled and not yet closed
 // by their client).
 func (n *Network) Open() int { return int(n.open.Load()) }
+
+// Serving reports how many connections' server ends are open: serve has
+// not returned on them.
+func (n *Network) Serving() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.ends)
+}
 
 // Close closes the server end of every connection, which their clients see
 // as the peer closing, and waits for serve to return on each. Later dials
@@ -117,6 +127,10 @@ func (n *Network) dial(ctx context.Context, t pool.Transport, addr string) (*con
 	}
 	if f != nil {
 		if err := f(ctx, addr); err != nil {
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Net == "" {
+				oe.Net = string(t) // Refuse's and Hang's: the transport dialled
+			}
 			return nil, err
 		}
 	}
@@ -149,9 +163,9 @@ func (n *Network) dial(ctx context.Context, t pool.Transport, addr string) (*con
 
 // The outcomes of dials, for OnDial.
 var (
-	// Refuse fails a dial as a refused TCP connect does.
+	// Refuse fails a dial as a refused connect does: nothing listens.
 	Refuse DialFunc = func(_ context.Context, addr string) error {
-		return &net.OpError{Op: "dial", Net: "tcp", Addr: stringAddr(addr), Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		return &net.OpError{Op: "dial", Addr: stringAddr(addr), Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	// NoLibraries fails a dial as qp.Dial does without librdmacm.
 	NoLibraries DialFunc = func(context.Context, string) error {
@@ -162,10 +176,11 @@ var (
 	NoDevice DialFunc = func(_ context.Context, addr string) error {
 		return &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: os.NewSyscallError("rdma_resolve_addr", syscall.ENODEV)}
 	}
-	// Hang makes a dial wait until its context ends.
+	// Hang makes a dial wait until its context ends; its error names the
+	// transport dialled.
 	Hang DialFunc = func(ctx context.Context, addr string) error {
 		<-ctx.Done()
-		return &net.OpError{Op: "dial", Net: "tcp", Addr: stringAddr(addr), Err: ctx.Err()}
+		return &net.OpError{Op: "dial", Addr: stringAddr(addr), Err: ctx.Err()}
 	}
 )
 
