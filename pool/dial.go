@@ -143,12 +143,40 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 		t   Transport
 	}
 	results := make(chan result, 2) // each dial's goroutine sends once, never blocking
-	rctx, rcancel := context.WithCancel(ctx)
+	detached := false
+	// The RDMA dial has the caller's deadline, and its cancellation as
+	// long as it is linked: an RDMA dial that loses the race may be left
+	// to finish, to learn its setup time (DefaultFallbackDelay).
+	rbase := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		rbase, cancel = context.WithDeadline(rbase, dl)
+		defer func() {
+			if !detached {
+				cancel()
+			}
+		}()
+	}
+	rctx, rcancel := context.WithCancel(rbase)
+	unlink := context.AfterFunc(ctx, func() {
+		if ctx.Err() != context.DeadlineExceeded { // rbase has the deadline: its own error
+			rcancel()
+		}
+	})
 	tctx, tcancel := context.WithCancel(ctx)
-	defer rcancel()
+	defer func() {
+		if !detached {
+			unlink()
+			rcancel()
+		}
+	}()
 	defer tcancel()
+	rdmaStart := time.Now()
 	go func() {
 		c, err := p.net.DialRDMA(rctx, p.opts.RDMAAddr, p.opts.RDMA)
+		if err == nil {
+			p.learnSetup(time.Since(rdmaStart))
+		}
 		results <- result{c, err, RDMA}
 	}()
 	pending, tcpStarted := 1, false
@@ -160,7 +188,8 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 		}()
 	}
 	var delay <-chan time.Time
-	if d := p.opts.FallbackDelay; d > 0 {
+	fallbackDelay := p.fallbackDelay()
+	if d := fallbackDelay; d > 0 {
 		// Never more than half the time the dial has: a client with a
 		// short dial timeout still gets TCP within it.
 		if dl, ok := ctx.Deadline(); ok {
@@ -185,13 +214,20 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 				if pending > 0 {
 					// The loser: cancelled, and closed if it connects all the
 					// same. A path it finds dead is remembered.
-					if r.t == RDMA {
+					learn := false
+					switch {
+					case r.t == RDMA:
 						tcancel()
-					} else {
+					case p.adaptive && unlink():
+						learn, detached = true, true // left to finish within its deadline
+					default:
 						rcancel()
 					}
 					p.reap(func() {
 						l := <-results
+						if learn {
+							rcancel()
+						}
 						if l.err == nil {
 							l.c.Close()
 						} else if l.t == RDMA && fallbackReason(l.err) != "" {
@@ -208,7 +244,7 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 				if rdmaErr != nil {
 					return r.c, p.rdmaFailed(rdmaErr), nil
 				}
-				return r.c, &FallbackError{Reason: ReasonSlow, Err: &slowError{p.opts.FallbackDelay}}, nil
+				return r.c, &FallbackError{Reason: ReasonSlow, Err: &slowError{fallbackDelay}}, nil
 			}
 			if r.t == TCP {
 				tcpErr = r.err
@@ -222,6 +258,26 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 	}
 	fe = p.rdmaFailed(rdmaErr)
 	return nil, nil, &DialError{TCP: tcpErr, Fallback: fe}
+}
+
+// fallbackDelay is the delay of Auto's race: Options.FallbackDelay, or, by
+// default, what the pool learnt of its RDMA setup (DefaultFallbackDelay).
+func (p *Pool) fallbackDelay() time.Duration {
+	d := p.opts.FallbackDelay
+	if p.adaptive {
+		p.mu.Lock()
+		d = min(max(d, 2*p.setup), maxFallbackDelay)
+		p.mu.Unlock()
+	}
+	return d
+}
+
+// learnSetup records the setup time of an RDMA connection: a decaying
+// maximum, which a slower setup raises at once.
+func (p *Pool) learnSetup(d time.Duration) {
+	p.mu.Lock()
+	p.setup = max(d, p.setup-p.setup/8)
+	p.mu.Unlock()
 }
 
 // reap runs f, which ends a losing dial, on a goroutine that Close waits

@@ -93,7 +93,18 @@ type Options struct {
 // keeps every dial on RDMA, at the cost of that much more per dial on an
 // RDMA path that hangs. A client with a shorter dial timeout gets TCP
 // within half of it (Options.FallbackDelay).
+//
+// Left at the default, the delay follows the path: twice the slowest
+// recent RDMA setup the pool saw (a decaying maximum), at least
+// DefaultFallbackDelay and at most maxFallbackDelay. An RDMA dial that
+// loses the race to TCP is then not cancelled but left to finish (within
+// the dial's deadline) and closed, so that its setup time is learnt: on a
+// slow path (emulation, a loaded CM) the next dials wait long enough for
+// RDMA, while a hung path, which never finishes, teaches nothing.
 const DefaultFallbackDelay = 250 * time.Millisecond
+
+// maxFallbackDelay bounds the delay an adaptive FallbackDelay learns.
+const maxFallbackDelay = 2 * time.Second
 
 // Stats are a pool's counters.
 //
@@ -143,11 +154,15 @@ type Pool struct {
 	nextDial  time.Time // after a failed dial, no new dial before this
 	lastFall  *FallbackError
 	fallbacks map[FallbackReason]uint64
-	hooked    FallbackReason              // of OnFallback's last call; "" after an RDMA connection
-	covered   uint64                      // fallbacks since OnFallback's last call
-	reaping   int                         // losing dials not yet ended (reap)
-	reaped    *sync.Cond                  // on mu: reaping fell to 0
-	noDevice  func(rdmaAddr string) error // the default Network's quick look; nil for others
+	hooked    FallbackReason // of OnFallback's last call; "" after an RDMA connection
+	covered   uint64         // fallbacks since OnFallback's last call
+	reaping   int            // losing dials not yet ended (reap)
+	// setup is the slowest recent RDMA setup (decaying: fallbackDelay),
+	// adaptive whether the FallbackDelay is the default, which follows it.
+	setup    time.Duration
+	adaptive bool
+	reaped   *sync.Cond                  // on mu: reaping fell to 0
+	noDevice func(rdmaAddr string) error // the default Network's quick look; nil for others
 
 	dials      [2]atomic.Uint64 // by transport: RDMA, TCP
 	waits      atomic.Uint64
@@ -201,7 +216,8 @@ func New(opts Options) (*Pool, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 5 * time.Second
 	}
-	if opts.FallbackDelay == 0 {
+	adaptive := opts.FallbackDelay == 0
+	if adaptive {
 		opts.FallbackDelay = DefaultFallbackDelay
 	}
 	if opts.RDMARetryInterval <= 0 {
@@ -214,7 +230,7 @@ func New(opts Options) (*Pool, error) {
 		opts.MaxBackoff = 2 * time.Second
 	}
 	p := &Pool{
-		opts: opts, net: opts.Network, fallbacks: map[FallbackReason]uint64{},
+		opts: opts, net: opts.Network, fallbacks: map[FallbackReason]uint64{}, adaptive: adaptive,
 		done: make(chan struct{}), kick: make(chan struct{}, 1),
 	}
 	if p.net == nil {
