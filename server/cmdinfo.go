@@ -66,9 +66,10 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	c.addInt(int64(k.first))
-	c.addInt(int64(specs[len(specs)-1].last))
-	c.addInt(int64(k.step))
+	first, last, step := k.legacyRange()
+	c.addInt(int64(first))
+	c.addInt(int64(last))
+	c.addInt(int64(step))
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
 	c.addSet(len(tips))
@@ -101,8 +102,8 @@ func (c *conn) addSimpleSet(items []string, prefix string) {
 	}
 }
 
-// addKeySpec is one of valkey's key specs, of the index and range kinds
-// that k, a legacy range, makes.
+// addKeySpec is one of valkey's key specs: of the index and range kinds
+// that k, a legacy range, makes; index and keynum; or unknown.
 func (c *conn) addKeySpec(k keySpec) {
 	if k.notes != "" {
 		c.addMap(4)
@@ -116,6 +117,18 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("begin_search")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.find == findUnknown || k.find == findSortStore {
+		c.addBulkString("unknown")
+		c.addBulkString("spec")
+		c.addMap(0)
+		c.addBulkString("find_keys")
+		c.addMap(2)
+		c.addBulkString("type")
+		c.addBulkString("unknown")
+		c.addBulkString("spec")
+		c.addMap(0)
+		return
+	}
 	c.addBulkString("index")
 	c.addBulkString("spec")
 	c.addMap(1)
@@ -124,6 +137,18 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("find_keys")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.find == findKeynum {
+		c.addBulkString("keynum")
+		c.addBulkString("spec")
+		c.addMap(3)
+		c.addBulkString("keynumidx")
+		c.addInt(0)
+		c.addBulkString("firstkey")
+		c.addInt(1)
+		c.addBulkString("keystep")
+		c.addInt(1)
+		return
+	}
 	c.addBulkString("range")
 	c.addBulkString("spec")
 	c.addMap(3)
