@@ -187,6 +187,9 @@ func sameReply(cmd []string, got, want string) bool {
 	if got == want {
 		return true
 	}
+	if same, ok := sameCollReply(cmd, got, want); ok {
+		return same
+	}
 	switch name := strings.ToLower(cmd[0]); {
 	case name == "ttl" || name == "pttl":
 		g, w := intReply.FindStringSubmatch(got), intReply.FindStringSubmatch(want)
@@ -376,6 +379,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.tx()
 	case g.rng.IntN(4) == 0:
 		cmd = g.more()
+	case g.rng.IntN(5) == 0:
+		cmd = g.collections()
 	case r < 22:
 		cmd = g.set()
 	case r < 34:

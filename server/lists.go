@@ -294,8 +294,10 @@ func cmdLSet(c *conn, args [][]byte) {
 		c.addError(msgNotInteger)
 		return
 	}
+	// Valkey's listTypeReplaceAtIndex takes the index as a C int: it
+	// keeps the low 32 bits (4294967296 is 0).
 	l := e.obj.(*list)
-	i, in := listIndex(index, l.len())
+	i, in := listIndex(int64(int32(index)), l.len())
 	if !in {
 		c.addError("ERR index out of range")
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"hash/maphash"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -9,7 +10,8 @@ import (
 // HSCAN, SSCAN and ZSCAN: SCAN over a key's collection, as valkey 8.0's
 // scanGenericCommand. A collection valkey would hold in a listpack (up to
 // 128 elements) is returned whole in one call, cursor 0, as valkey
-// does; a sorted set in its order. A larger one is walked in the order of
+// does; a sorted set in its order. A larger one (or a sorted set valkey
+// holds as a skip list) is walked in the order of
 // its members' hashes: the cursor is the hash the next call starts from,
 // and a call returns the members of whole hash values, at least COUNT of
 // them. So, as in valkey, every element there from the first call to the
@@ -103,7 +105,7 @@ func cmdKeyScan(k kind) func(c *conn, args [][]byte) {
 			}
 		}
 		next := uint64(0)
-		if len(names) > scanWhole {
+		if z, ok := e.obj.(*zset); len(names) > scanWhole || ok && z.skiplist {
 			names, next = scanStep(names, cursor, count)
 		}
 		if pat != "" {
@@ -138,16 +140,25 @@ func cmdKeyScan(k kind) func(c *conn, args [][]byte) {
 			for _, m := range names {
 				c.addBulkString(m)
 				if !noValues {
-					sc := o.scores[m]
-					if !o.skiplist {
-						sc += 0 // a listpack stores -0 as 0
-					}
-					var num [32]byte
-					c.addBulk(appendFloat(num[:0], sc))
+					c.addBulk(scanScore(o, o.scores[m]))
 				}
 			}
 		}
 	}
+}
+
+// scanScore formats a score as ZSCAN does: of a listpack as stored
+// there (valkey's d2string, -0 stored as 0); of a skip list as
+// ld2string's "%.17Lg".
+func scanScore(z *zset, sc float64) []byte {
+	var num [32]byte
+	switch {
+	case !z.skiplist:
+		return appendFloat(num[:0], sc+0)
+	case math.IsInf(sc, 0) || sc == 0:
+		return appendFloat(num[:0], sc)
+	}
+	return strconv.AppendFloat(num[:0], sc, 'g', 17, 64)
 }
 
 // scanStep returns the names a call with cursor returns, at least count

@@ -107,6 +107,8 @@ func cmdSort(c *conn, args [][]byte) {
 			n = len(o)
 		case *zset:
 			n = o.len()
+			// As valkey's zsetConvert for SORT: a skip list from now on.
+			o.skiplist = true
 		default:
 			c.addError(msgWrongType)
 			return

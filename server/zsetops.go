@@ -101,7 +101,11 @@ func zsetAlgebra(op setOp, store, card bool) func(c *conn, args [][]byte) {
 			return
 		}
 		keys := args[numIndex+1 : numIndex+1+int(n)]
-		unlock := lockKeys(c, args[1:numIndex+1+int(n)]...)
+		locked := keys
+		if store {
+			locked = append([][]byte{args[1]}, keys...)
+		}
+		unlock := lockKeys(c, locked...)
 		defer unlock()
 		src := make([]zsource, len(keys))
 		for i, k := range keys {
