@@ -208,26 +208,20 @@ func randomCount(c *conn, args [][]byte, withOpt string) (count int64, with, ok 
 	return n, len(args) == 4, true
 }
 
-// randomPicks returns the indexes of an n-element collection that a
-// random command with count picks (count > 0: distinct ones, up to n;
-// below 0: -count, repeats allowed). Whole is set when count covers
-// every element, which are then picked in their order.
-func randomPicks(count int64, n int) (picks []int, whole bool) {
+// randomPicks says how many elements a random command with count picks
+// from an n-element collection, and pick returns the index of each in
+// turn: for count > 0 distinct ones, up to n (all of them in their order
+// when count covers them); below 0, -count of them (at most 2^31-1),
+// repeats allowed, drawn as they are replied.
+func randomPicks(count int64, n int) (k int, pick func(i int) int) {
 	switch {
 	case count < 0:
-		picks = make([]int, min(-count, math.MaxInt32))
-		for i := range picks {
-			picks[i] = rand.IntN(n)
-		}
-		return picks, false
+		return int(min(-count, math.MaxInt32)), func(int) int { return rand.IntN(n) }
 	case count >= int64(n):
-		picks = make([]int, n)
-		for i := range picks {
-			picks[i] = i
-		}
-		return picks, true
+		return n, func(i int) int { return i }
 	}
-	return rand.Perm(n)[:count], false
+	perm := rand.Perm(n)
+	return int(count), func(i int) int { return perm[i] }
 }
 
 // HRANDFIELD key [count [WITHVALUES]], as valkey's hrandfieldCommand: the
@@ -265,13 +259,14 @@ func cmdHRandField(c *conn, args [][]byte) {
 		c.addBulkString(fields[rand.IntN(len(fields))])
 		return
 	}
-	picks, _ := randomPicks(count, len(fields))
+	k, pick := randomPicks(count, len(fields))
 	if withValues && c.proto == 2 {
-		c.addArray(2 * len(picks))
+		c.addArray(2 * k)
 	} else {
-		c.addArray(len(picks))
+		c.addArray(k)
 	}
-	for _, i := range picks {
+	for j := range k {
+		i := pick(j)
 		if withValues && c.proto == 3 {
 			c.addArray(2)
 		}

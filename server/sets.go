@@ -109,9 +109,9 @@ func cmdSRandMember(c *conn, args [][]byte) {
 		c.addBulkString(members[rand.IntN(len(members))])
 		return
 	}
-	picks, _ := randomPicks(count, len(members))
-	c.addArray(len(picks))
-	for _, i := range picks {
-		c.addBulkString(members[i])
+	k, pick := randomPicks(count, len(members))
+	c.addArray(k)
+	for j := range k {
+		c.addBulkString(members[pick(j)])
 	}
 }

@@ -110,14 +110,14 @@ func cmdZRandMember(c *conn, args [][]byte) {
 		c.addBulkString(z.at(rand.IntN(z.len())).member)
 		return
 	}
-	picks, _ := randomPicks(count, z.len())
+	k, pick := randomPicks(count, z.len())
 	if withScores && c.proto == 2 {
-		c.addArray(2 * len(picks))
+		c.addArray(2 * k)
 	} else {
-		c.addArray(len(picks))
+		c.addArray(k)
 	}
-	for _, i := range picks {
-		it := z.at(i).zitem
+	for j := range k {
+		it := z.at(pick(j)).zitem
 		if withScores {
 			c.addScored(it, true)
 		} else {
