@@ -634,7 +634,7 @@ func (g *cmdGen) db() []string {
 			case 1:
 				cmd = append(cmd, "type", g.pick("string", "LIST", "zset", "hash", "set", "stream", "nosuch"))
 			case 2:
-				cmd = append(cmd, g.pick("novalues", "foo", "match"))
+				cmd = append(cmd, g.pick("novalues", "foo", "match", "noscores"))
 			default:
 				cmd = append(cmd, "count", "1000")
 			}
