@@ -147,6 +147,19 @@ func (c *conn) lockShards(keys [][]byte, write bool) (unlock func()) {
 	}
 }
 
+// lockAllShards locks every shard of c's database, for a command that
+// reads keys it learns only as it runs (SORT's BY and GET).
+func lockAllShards(c *conn) (unlock func()) {
+	for i := range c.db.shards {
+		c.db.shards[i].lock(c)
+	}
+	return func() {
+		for i := len(c.db.shards) - 1; i >= 0; i-- {
+			c.db.shards[i].unlock(c)
+		}
+	}
+}
+
 // shardsOf returns the shards of keys in ks, each once, by index.
 func shardsOf(ks *keyspace, keys [][]byte) []*shard {
 	var seen [numShards]bool

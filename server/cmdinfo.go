@@ -66,21 +66,10 @@ func (c *conn) addCommandInfo(cmd *command) {
 	c.addBulkString(cmd.name)
 	c.addInt(int64(cmd.arity))
 	c.addSimpleSet(names(cmd.flags, flagNames), "")
-	if k.numkeys || k.keyword != "" { // the keys move: no legacy range, as valkey's movablekeys
-		c.addInt(0)
-		c.addInt(0)
-		c.addInt(0)
-	} else {
-		legacyLast := k.last // of the last spec that is no keyword search
-		for _, sp := range specs {
-			if sp.keyword == "" {
-				legacyLast = sp.last
-			}
-		}
-		c.addInt(int64(k.first))
-		c.addInt(int64(legacyLast))
-		c.addInt(int64(k.step))
-	}
+	first, last, step := k.legacyRange()
+	c.addInt(int64(first))
+	c.addInt(int64(last))
+	c.addInt(int64(step))
 	c.addSimpleSet(names(cmd.acl, aclNames), "@")
 	tips := strings.Fields(cmd.tips)
 	c.addSet(len(tips))
@@ -113,8 +102,8 @@ func (c *conn) addSimpleSet(items []string, prefix string) {
 	}
 }
 
-// addKeySpec is one of valkey's key specs, of the index and range kinds
-// that k, a legacy range, makes.
+// addKeySpec is one of valkey's key specs: of the index and range kinds
+// that k, a legacy range, makes; index and keynum; or unknown.
 func (c *conn) addKeySpec(k keySpec) {
 	if k.notes != "" {
 		c.addMap(4)
@@ -128,6 +117,18 @@ func (c *conn) addKeySpec(k keySpec) {
 	c.addBulkString("begin_search")
 	c.addMap(2)
 	c.addBulkString("type")
+	if k.find == findUnknown || k.find == findSortStore {
+		c.addBulkString("unknown")
+		c.addBulkString("spec")
+		c.addMap(0)
+		c.addBulkString("find_keys")
+		c.addMap(2)
+		c.addBulkString("type")
+		c.addBulkString("unknown")
+		c.addBulkString("spec")
+		c.addMap(0)
+		return
+	}
 	if k.keyword != "" {
 		c.addBulkString("keyword")
 		c.addBulkString("spec")

@@ -170,10 +170,15 @@ func cmdLRange(c *conn, args [][]byte) {
 
 // --- hashes ---
 
-// HSET key field value [field value ...]
+// HSET key field value [field value ...]; HMSET, which replies OK.
 func cmdHSet(c *conn, args [][]byte) {
+	hmset := eqFold(args[0], "hmset")
 	if len(args)%2 != 0 {
-		c.addError("ERR wrong number of arguments for 'hset' command")
+		if hmset {
+			c.addError("ERR wrong number of arguments for 'hmset' command")
+		} else {
+			c.addError("ERR wrong number of arguments for 'hset' command")
+		}
 		return
 	}
 	key := args[1]
@@ -194,6 +199,10 @@ func cmdHSet(c *conn, args [][]byte) {
 		h[string(args[i])] = c.rd.take(args[i+1])
 	}
 	s.touch(key)
+	if hmset {
+		c.addOK()
+		return
+	}
 	c.addInt(int64(added))
 }
 

@@ -187,6 +187,9 @@ func sameReply(cmd []string, got, want string) bool {
 	if got == want {
 		return true
 	}
+	if same, ok := sameCollReply(cmd, got, want); ok {
+		return same
+	}
 	switch name := strings.ToLower(cmd[0]); {
 	case name == "ttl" || name == "pttl":
 		g, w := intReply.FindStringSubmatch(got), intReply.FindStringSubmatch(want)
@@ -390,6 +393,8 @@ func (g *cmdGen) next() []string {
 		cmd = g.script() // script_test.go's scripts
 	case g.rng.IntN(7) == 0:
 		cmd = g.item4() // HyperLogLog, GEO, bits, OBJECT...
+	case g.rng.IntN(5) == 0:
+		cmd = g.collections()
 	case r < 22:
 		cmd = g.set()
 	case r < 34:
@@ -645,7 +650,7 @@ func (g *cmdGen) db() []string {
 			case 1:
 				cmd = append(cmd, "type", g.pick("string", "LIST", "zset", "hash", "set", "stream", "nosuch"))
 			case 2:
-				cmd = append(cmd, g.pick("novalues", "foo", "match"))
+				cmd = append(cmd, g.pick("novalues", "foo", "match", "noscores"))
 			default:
 				cmd = append(cmd, "count", "1000")
 			}

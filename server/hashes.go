@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 )
 
@@ -138,4 +139,140 @@ func cmdHIncrByFloat(c *conn, args [][]byte) {
 	h[string(args[2])] = v
 	s.touch(key)
 	c.addBulk(v)
+}
+
+// HEXISTS key field
+func cmdHExists(c *conn, args [][]byte) {
+	s := c.db.shard(args[1])
+	s.rlock(c)
+	defer s.runlock(c)
+	e, err := readCollection(s, args[1], kindHash)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
+		return
+	}
+	if _, ok := e.obj.(hashValue)[string(args[2])]; ok {
+		c.addInt(1)
+	} else {
+		c.addInt(0)
+	}
+}
+
+// HKEYS key, HVALS key: an array in RESP3 too.
+func cmdHKeysVals(c *conn, args [][]byte) {
+	vals := eqFold(args[0], "hvals")
+	s := c.db.shard(args[1])
+	s.rlock(c)
+	defer s.runlock(c)
+	e, err := readCollection(s, args[1], kindHash)
+	if err != nil {
+		c.addError(err.Error())
+		return
+	}
+	if e == nil {
+		c.addArray(0)
+		return
+	}
+	h := e.obj.(hashValue)
+	c.addArray(len(h))
+	for f, v := range h {
+		if vals {
+			c.addBulk(v)
+		} else {
+			c.addBulkString(f)
+		}
+	}
+}
+
+// randomCount parses the count of HRANDFIELD, SRANDMEMBER and
+// ZRANDMEMBER (valkey's range -LONG_MAX to LONG_MAX) and, when withOpt is
+// given, its option (WITHVALUES, WITHSCORES), with which the count must
+// lie within half that range. It replies with the error and returns false.
+func randomCount(c *conn, args [][]byte, withOpt string) (count int64, with, ok bool) {
+	n, valid := parseInt(args[2])
+	switch {
+	case !valid:
+		c.addError(msgNotInteger)
+		return 0, false, false
+	case n == math.MinInt64:
+		c.addError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false, false
+	case withOpt == "" && len(args) > 3,
+		len(args) > 4, len(args) == 4 && !eqFold(args[3], withOpt):
+		c.addError(msgSyntax)
+		return 0, false, false
+	case len(args) == 4 && (n < -math.MaxInt64/2 || n > math.MaxInt64/2):
+		c.addError("ERR value is out of range")
+		return 0, false, false
+	}
+	return n, len(args) == 4, true
+}
+
+// randomPicks says how many elements a random command with count picks
+// from an n-element collection, and pick returns the index of each in
+// turn: for count > 0 distinct ones, up to n (all of them in their order
+// when count covers them); below 0, -count of them (at most 2^31-1),
+// repeats allowed, drawn as they are replied.
+func randomPicks(count int64, n int) (k int, pick func(i int) int) {
+	switch {
+	case count < 0:
+		return int(min(-count, math.MaxInt32)), func(int) int { return rand.IntN(n) }
+	case count >= int64(n):
+		return n, func(i int) int { return i }
+	}
+	perm := rand.Perm(n)
+	return int(count), func(i int) int { return perm[i] }
+}
+
+// HRANDFIELD key [count [WITHVALUES]], as valkey's hrandfieldCommand: the
+// count and option first, then the key. In RESP3 a field and its value
+// are a pair of their own.
+func cmdHRandField(c *conn, args [][]byte) {
+	count, withValues := int64(0), false
+	if len(args) >= 3 {
+		var ok bool
+		if count, withValues, ok = randomCount(c, args, "withvalues"); !ok {
+			return
+		}
+	}
+	s := c.db.shard(args[1])
+	s.rlock(c)
+	defer s.runlock(c)
+	e, err := readCollection(s, args[1], kindHash)
+	switch {
+	case err != nil:
+		c.addError(err.Error())
+		return
+	case e == nil && len(args) >= 3:
+		c.addArray(0)
+		return
+	case e == nil:
+		c.addNull()
+		return
+	}
+	h := e.obj.(hashValue)
+	fields := make([]string, 0, len(h))
+	for f := range h {
+		fields = append(fields, f)
+	}
+	if len(args) < 3 {
+		c.addBulkString(fields[rand.IntN(len(fields))])
+		return
+	}
+	k, pick := randomPicks(count, len(fields))
+	if withValues && c.proto == 2 {
+		c.addArray(2 * k)
+	} else {
+		c.addArray(k)
+	}
+	for j := range k {
+		i := pick(j)
+		if withValues && c.proto == 3 {
+			c.addArray(2)
+		}
+		c.addBulkString(fields[i])
+		if withValues {
+			c.addBulk(h[fields[i]])
+		}
+	}
 }

@@ -149,6 +149,8 @@ func cmdScan(c *conn, args [][]byte) {
 		if i+1 >= len(args) {
 			if eqFold(args[i], "novalues") {
 				c.addError("ERR NOVALUES option can only be used in HSCAN")
+			} else if eqFold(args[i], "noscores") {
+				c.addError("ERR NOSCORES option can only be used in ZSCAN")
 			} else {
 				c.addError(msgSyntax)
 			}
@@ -175,6 +177,9 @@ func cmdScan(c *conn, args [][]byte) {
 			}
 		case eqFold(args[i], "novalues"):
 			c.addError("ERR NOVALUES option can only be used in HSCAN")
+			return
+		case eqFold(args[i], "noscores"):
+			c.addError("ERR NOSCORES option can only be used in ZSCAN")
 			return
 		default:
 			c.addError(msgSyntax)

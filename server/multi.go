@@ -221,7 +221,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	defer func() { clear(t.keys) }() // slices of the arena
 	all := false
 	for _, q := range t.queue {
-		all = all || q.cmd.keys.none || q.cmd.anyKey
+		all = all || q.cmd.keys.none || q.cmd.anyKey || q.cmd.keys.readsUnknownKeys()
 		t.keys = q.cmd.keys.appendKeys(t.keys, q.args)
 	}
 	if n := c.srv.cluster; n != nil {

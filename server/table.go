@@ -169,8 +169,28 @@ type keySpec struct {
 	// takes the first 1/limit of the arguments after the keyword.
 	keyword string
 	limit   int
-	then    *keySpec
+	// find is how a spec that is none of those finds its keys: as a
+	// range (the default), or not at all (SORT's BY and GET), or as SORT's
+	// STORE.
+	find keyFind
+	then *keySpec
 }
+
+// keyFind is how a key spec finds its keys from its first argument.
+type keyFind uint8
+
+const (
+	// findRange: from first to last, every step-th (valkey's index and
+	// range spec).
+	findRange keyFind = iota
+	// findUnknown: keys named by the values of other keys (SORT's BY and
+	// GET patterns), which no spec finds: EXEC locks every shard for such
+	// a command.
+	findUnknown
+	// findSortStore: SORT's STORE destination, an unknown spec to
+	// COMMAND INFO that valkey's sortGetKeys finds.
+	findSortStore
+)
 
 var noKeys = keySpec{none: true}
 
@@ -190,8 +210,49 @@ func keywordKeys(keyword string, startFrom, lastKey, limit int, flags keyFlags) 
 	return keySpec{first: startFrom, last: lastKey, step: 1, limit: limit, keyword: keyword, flags: flags}
 }
 
+// keyUnknown is a key spec valkey says it cannot find (SORT's), found
+// here as find says.
+func keyUnknown(find keyFind, flags keyFlags, notes string) keySpec {
+	return keySpec{first: 1, step: 1, flags: flags, find: find, notes: notes}
+}
+
+// readsUnknownKeys reports whether a command with key spec k may read
+// keys none of its specs finds (SORT's BY and GET).
+func (k keySpec) readsUnknownKeys() bool {
+	for sp := &k; sp != nil; sp = sp.then {
+		if sp.find == findUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// legacyRange is the first key, last key and step COMMAND INFO gives: of
+// the range specs, as valkey's populateCommandLegacyRangeSpec; 0, 0, 0
+// when the first spec is none.
+func (k keySpec) legacyRange() (first, last, step int) {
+	if !k.isRange() {
+		return 0, 0, 0
+	}
+	first, last, step = k.first, k.last, k.step
+	for sp := k.then; sp != nil; sp = sp.then {
+		if sp.isRange() {
+			last = sp.last
+		}
+	}
+	return first, last, step
+}
+
+// isRange reports whether k is of valkey's index and range kind.
+func (k keySpec) isRange() bool {
+	return k.find == findRange && !k.numkeys && k.keyword == ""
+}
+
 // and returns k followed by the key spec next.
 func (k keySpec) and(next keySpec) keySpec {
+	if k.then != nil {
+		next = k.then.and(next)
+	}
 	k.then = &next
 	return k
 }
@@ -210,6 +271,13 @@ func (k keySpec) specs() []keySpec {
 func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 	for sp := &k; sp != nil; sp = sp.then {
 		if sp.none || sp.first >= len(args) {
+			continue
+		}
+		switch sp.find {
+		case findUnknown:
+			continue
+		case findSortStore:
+			dst = appendSortStore(dst, args)
 			continue
 		}
 		if sp.numkeys {
@@ -249,6 +317,33 @@ func (k keySpec) appendKeys(dst [][]byte, args [][]byte) [][]byte {
 	}
 	return dst
 }
+
+// appendSortStore appends SORT's STORE destination, the last one, as
+// valkey's sortGetKeys finds it: passing over LIMIT's two arguments and
+// BY's and GET's one.
+func appendSortStore(dst [][]byte, args [][]byte) [][]byte {
+	var store []byte
+	for i := 2; i < len(args); i++ {
+		switch {
+		case eqFold(args[i], "limit"):
+			i += 2
+		case eqFold(args[i], "get"), eqFold(args[i], "by"):
+			i++
+		case eqFold(args[i], "store") && i+1 < len(args):
+			store = args[i+1]
+		}
+	}
+	if store != nil {
+		dst = append(dst, store)
+	}
+	return dst
+}
+
+// SORT's key specs' notes, as valkey's.
+const (
+	sortByGetNotes = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"
+	sortStoreNotes = "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"
+)
 
 // commands maps lower-case names to the top-level commands (COMMAND
 // COUNT's); their subcommands hang from them. Filled by init: some
@@ -586,6 +681,89 @@ func commandTable() []command {
 			doc: doc{"sorted-set", "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."}, run: cmdZRemRange},
 		{name: "zremrangebylex", arity: 4, flags: fWrite, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
 			doc: doc{"sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."}, run: cmdZRemRange},
+		// Issue 35's collection commands beyond the first ones: lists,
+		// hashes, sets and their algebra (setops.go), sorted sets'
+		// algebra (zsetops.go), SCANs of a key (scan.go) and SORT (sort.go).
+		{name: "lindex", arity: 3, flags: fReadonly, acl: cRead | cList | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"list", "1.0.0", "Returns an element from a list by its index."}, run: cmdLIndex},
+		{name: "linsert", arity: 5, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"list", "2.2.0", "Inserts an element before or after another element in a list."}, run: cmdLInsert},
+		{name: "lpos", arity: -3, flags: fReadonly, acl: cRead | cList | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"list", "6.0.6", "Returns the index of matching elements in a list."}, run: cmdLPos},
+		{name: "lpushx", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"list", "2.2.0", "Prepends one or more elements to a list only when the list exists."}, run: cmdPushX},
+		{name: "rpushx", arity: -3, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cList | cFast, keys: keyRange(1, 1, 1, kRW|kInsert),
+			doc: doc{"list", "2.2.0", "Appends an element to a list only when the list exists."}, run: cmdPushX},
+		{name: "lrem", arity: 4, flags: fWrite, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed."}, run: cmdLRem},
+		{name: "lset", arity: 4, flags: fWrite | fDenyOOM, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"list", "1.0.0", "Sets the value of an element in a list by its index."}, run: cmdLSet},
+		{name: "ltrim", arity: 4, flags: fWrite, acl: cWrite | cList | cSlow, keys: keyRange(1, 1, 1, kRW|kDelete),
+			doc: doc{"list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed."}, run: cmdLTrim},
+		{name: "hexists", arity: 3, flags: fReadonly | fFast, acl: cRead | cHash | cFast, keys: keyRange(1, 1, 1, kRO),
+			doc: doc{"hash", "2.0.0", "Determines whether a field exists in a hash."}, run: cmdHExists},
+		{name: "hkeys", arity: 2, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"hash", "2.0.0", "Returns all fields in a hash."}, run: cmdHKeysVals},
+		{name: "hvals", arity: 2, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"hash", "2.0.0", "Returns all values in a hash."}, run: cmdHKeysVals},
+		{name: "hmset", arity: -4, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cHash | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate),
+			doc: doc{"hash", "2.0.0", "Sets the values of multiple fields."}, run: cmdHSet},
+		{name: "hrandfield", arity: -2, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"hash", "6.2.0", "Returns one or more random fields from a hash."}, run: cmdHRandField},
+		{name: "hscan", arity: -3, flags: fReadonly, acl: cRead | cHash | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"hash", "2.8.0", "Iterates over fields and values of a hash."}, run: cmdKeyScan(kindHash)},
+		{name: "sdiff", arity: -2, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, -1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"set", "1.0.0", "Returns the difference of multiple sets."}, run: setAlgebra(setDiff, false)},
+		{name: "sdiffstore", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, -1, 1, kRO|kAccess)),
+			doc: doc{"set", "1.0.0", "Stores the difference of multiple sets in a key."}, run: setAlgebra(setDiff, true)},
+		{name: "sinter", arity: -2, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, -1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"set", "1.0.0", "Returns the intersect of multiple sets."}, run: setAlgebra(setInter, false)},
+		{name: "sintercard", arity: -3, flags: fReadonly | fMovableKeys, acl: cRead | cSet | cSlow, keys: keyNum(1, kRO|kAccess),
+			doc: doc{"set", "7.0.0", "Returns the number of members of the intersect of multiple sets."}, run: cmdSInterCard},
+		{name: "sinterstore", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, -1, 1, kRO|kAccess)),
+			doc: doc{"set", "1.0.0", "Stores the intersect of multiple sets in a key."}, run: setAlgebra(setInter, true)},
+		{name: "sunion", arity: -2, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, -1, 1, kRO|kAccess), tips: "nondeterministic_output_order",
+			doc: doc{"set", "1.0.0", "Returns the union of multiple sets."}, run: setAlgebra(setUnion, false)},
+		{name: "sunionstore", arity: -3, flags: fWrite | fDenyOOM, acl: cWrite | cSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyRange(2, -1, 1, kRO|kAccess)),
+			doc: doc{"set", "1.0.0", "Stores the union of multiple sets in a key."}, run: setAlgebra(setUnion, true)},
+		{name: "smismember", arity: -3, flags: fReadonly | fFast, acl: cRead | cSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"set", "6.2.0", "Determines whether multiple members belong to a set."}, run: cmdSMIsMember},
+		{name: "smove", arity: 4, flags: fWrite | fFast, acl: cWrite | cSet | cFast, keys: keyRange(1, 1, 1, kRW|kAccess|kDelete).and(keyRange(2, 2, 1, kRW|kInsert)),
+			doc: doc{"set", "1.0.0", "Moves a member from one set to another."}, run: cmdSMove},
+		{name: "srandmember", arity: -2, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"set", "1.0.0", "Get one or multiple random members from a set"}, run: cmdSRandMember},
+		{name: "sscan", arity: -3, flags: fReadonly, acl: cRead | cSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"set", "2.8.0", "Iterates over members of a set."}, run: cmdKeyScan(kindSet)},
+		{name: "zdiff", arity: -3, flags: fReadonly | fMovableKeys, acl: cRead | cSortedSet | cSlow, keys: keyNum(1, kRO|kAccess),
+			doc: doc{"sorted-set", "6.2.0", "Returns the difference between multiple sorted sets."}, run: zsetAlgebra(setDiff, false, false)},
+		{name: "zdiffstore", arity: -4, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyNum(2, kRO|kAccess)),
+			doc: doc{"sorted-set", "6.2.0", "Stores the difference of multiple sorted sets in a key."}, run: zsetAlgebra(setDiff, true, false)},
+		{name: "zinter", arity: -3, flags: fReadonly | fMovableKeys, acl: cRead | cSortedSet | cSlow, keys: keyNum(1, kRO|kAccess),
+			doc: doc{"sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets."}, run: zsetAlgebra(setInter, false, false)},
+		{name: "zintercard", arity: -3, flags: fReadonly | fMovableKeys, acl: cRead | cSortedSet | cSlow, keys: keyNum(1, kRO|kAccess),
+			doc: doc{"sorted-set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets."}, run: zsetAlgebra(setInter, false, true)},
+		{name: "zinterstore", arity: -4, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyNum(2, kRO|kAccess)),
+			doc: doc{"sorted-set", "2.0.0", "Stores the intersect of multiple sorted sets in a key."}, run: zsetAlgebra(setInter, true, false)},
+		{name: "zunion", arity: -3, flags: fReadonly | fMovableKeys, acl: cRead | cSortedSet | cSlow, keys: keyNum(1, kRO|kAccess),
+			doc: doc{"sorted-set", "6.2.0", "Returns the union of multiple sorted sets."}, run: zsetAlgebra(setUnion, false, false)},
+		{name: "zunionstore", arity: -4, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kOW|kUpdate).and(keyNum(2, kRO|kAccess)),
+			doc: doc{"sorted-set", "2.0.0", "Stores the union of multiple sorted sets in a key."}, run: zsetAlgebra(setUnion, true, false)},
+		{name: "zmscore", arity: -3, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "6.2.0", "Returns the score of one or more members in a sorted set."}, run: cmdZMScore},
+		{name: "zrandmember", arity: -2, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"sorted-set", "6.2.0", "Returns one or more random members from a sorted set."}, run: cmdZRandMember},
+		{name: "zrank", arity: -3, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores."}, run: cmdZRank},
+		{name: "zrevrank", arity: -3, flags: fReadonly | fFast, acl: cRead | cSortedSet | cFast, keys: keyRange(1, 1, 1, kRO|kAccess),
+			doc: doc{"sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores."}, run: cmdZRank},
+		{name: "zscan", arity: -3, flags: fReadonly, acl: cRead | cSortedSet | cSlow, keys: keyRange(1, 1, 1, kRO|kAccess), tips: "nondeterministic_output",
+			doc: doc{"sorted-set", "2.8.0", "Iterates over members and scores of a sorted set."}, run: cmdKeyScan(kindZSet)},
+		{name: "sort", arity: -2, flags: fWrite | fDenyOOM | fMovableKeys, acl: cWrite | cSet | cSortedSet | cList | cSlow | cDangerous,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keyUnknown(findUnknown, kRO|kAccess, sortByGetNotes)).and(keyUnknown(findSortStore, kOW|kUpdate, sortStoreNotes)),
+			doc:  doc{"generic", "1.0.0", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."}, run: cmdSort},
+		{name: "sort_ro", arity: -2, flags: fReadonly | fMovableKeys, acl: cRead | cSet | cSortedSet | cList | cSlow | cDangerous,
+			keys: keyRange(1, 1, 1, kRO|kAccess).and(keyUnknown(findUnknown, kRO|kAccess, sortByGetNotes)),
+			doc:  doc{"generic", "7.0.0", "Returns the sorted elements of a list, a set, or a sorted set."}, run: cmdSort},
 		{name: "xadd", arity: -5, flags: fWrite | fDenyOOM | fFast, acl: cWrite | cStream | cFast, keys: keyRange(1, 1, 1, kRW|kUpdate, "UPDATE instead of INSERT because of the optional trimming feature"), tips: "nondeterministic_output",
 			doc: doc{"stream", "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist."}, run: cmdXAdd},
 		{name: "xlen", arity: 2, flags: fReadonly | fFast, acl: cRead | cStream | cFast, keys: keyRange(1, 1, 1, kRO),
