@@ -283,7 +283,7 @@ func cmdCommandGetKeys(c *conn, args [][]byte) {
 		return
 	}
 	keys := cmd.keys.appendKeys(nil, req)
-	if len(keys) == 0 && !cmd.keys.numkeys {
+	if len(keys) == 0 && cmd.flags&fNoMandatoryKeys == 0 { // valkey's CMD_NO_MANDATORY_KEYS (EVAL, FCALL)
 		c.addError("ERR Invalid arguments specified for command")
 		return
 	}
