@@ -34,14 +34,9 @@ func cmdSetBit(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
-	}
-	var old []byte
-	if e != nil {
-		old = e.str
 	}
 	if e != nil {
 		e.enc = encRaw // valkey unshares the value even when the bit does not change

@@ -107,14 +107,9 @@ func cmdSetRange(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
-	}
-	var old []byte
-	if e != nil {
-		old = e.str
 	}
 	if len(val) == 0 {
 		c.addInt(int64(len(old)))

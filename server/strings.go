@@ -512,3 +512,18 @@ func cmdStrlen(c *conn, args [][]byte) {
 	}
 	c.addInt(int64(n))
 }
+
+// stringForWrite returns the live entry under key (nil if there is none)
+// and the string it holds, or replies WRONGTYPE and returns false when key
+// holds another type. The caller holds s's lock for writing.
+func stringForWrite(c *conn, s *shard, key []byte) (e *entry, old []byte, ok bool) {
+	e = s.getForWrite(key)
+	if e != nil && e.kind != kindString {
+		c.addError(msgWrongType)
+		return nil, nil, false
+	}
+	if e != nil {
+		old = e.str
+	}
+	return e, old, true
+}
