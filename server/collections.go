@@ -43,15 +43,21 @@ func parseCount(c *conn, args [][]byte) (count int, given, ok bool) {
 // --- lists ---
 
 // LPUSH / RPUSH key element [element ...]
-func cmdPush(c *conn, args [][]byte) {
+func cmdPush(c *conn, args [][]byte) { pushElements(c, args, true) }
+
+// pushElements pushes the elements args[2:] at the head (LPUSH, LPUSHX) or
+// the tail (RPUSH, RPUSHX) of the list under args[1] and replies its new
+// length. Without create (the X forms) a missing key is left missing and
+// gets 0.
+func pushElements(c *conn, args [][]byte, create bool) {
 	front := args[0][0]|0x20 == 'l'
 	key := args[1]
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e, err := s.collection(key, kindList, true)
-	if err != nil {
-		c.addError(err.Error())
+	e, err := s.collection(key, kindList, create)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
 		return
 	}
 	l := e.obj.(*list)
