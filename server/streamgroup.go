@@ -414,14 +414,9 @@ func cmdXAck(c *conn, args [][]byte) {
 		c.addInt(0)
 		return
 	}
-	ids := make([]streamID, len(args)-3)
-	for j, a := range args[3:] {
-		id, ok := parseID(a, 0, true)
-		if !ok {
-			c.addError(msgInvalidStreamID)
-			return
-		}
-		ids[j] = id
+	ids, ok := parseIDs(c, args[3:])
+	if !ok {
+		return
 	}
 	n := 0
 	for _, id := range ids {
