@@ -578,8 +578,14 @@ func cmdZScore(c *conn, args [][]byte) {
 		c.addError(err.Error())
 		return
 	}
+	c.addScoreOrNull(e, args[2])
+}
+
+// addScoreOrNull replies the score of member m in e, a sorted set's entry
+// (nil for none): nil when m is not there (ZSCORE, ZMSCORE).
+func (c *conn) addScoreOrNull(e *entry, m []byte) {
 	if e != nil {
-		if score, ok := e.obj.(*zset).scores[string(args[2])]; ok {
+		if score, ok := e.obj.(*zset).scores[string(m)]; ok {
 			c.addDouble(score)
 			return
 		}

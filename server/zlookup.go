@@ -17,13 +17,7 @@ func cmdZMScore(c *conn, args [][]byte) {
 	}
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		if e != nil {
-			if sc, ok := e.obj.(*zset).scores[string(m)]; ok {
-				c.addDouble(sc)
-				continue
-			}
-		}
-		c.addNull()
+		c.addScoreOrNull(e, m)
 	}
 }
 
