@@ -395,11 +395,21 @@ func cmdSIsMember(c *conn, args [][]byte) {
 	s.rlock(c)
 	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindSet)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
+	if err != nil {
+		c.addError(err.Error())
 		return
 	}
-	if _, ok := e.obj.(setValue)[string(args[2])]; ok {
+	c.addIsMember(e, args[2])
+}
+
+// addIsMember replies 1 if m is a member of e, a set's entry (nil for
+// none), else 0 (SISMEMBER, SMISMEMBER).
+func (c *conn) addIsMember(e *entry, m []byte) {
+	in := false
+	if e != nil {
+		_, in = e.obj.(setValue)[string(m)]
+	}
+	if in {
 		c.addInt(1)
 	} else {
 		c.addInt(0)

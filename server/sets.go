@@ -17,15 +17,7 @@ func cmdSMIsMember(c *conn, args [][]byte) {
 	}
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		in := false
-		if e != nil {
-			_, in = e.obj.(setValue)[string(m)]
-		}
-		if in {
-			c.addInt(1)
-		} else {
-			c.addInt(0)
-		}
+		c.addIsMember(e, m)
 	}
 }
 
