@@ -73,24 +73,6 @@ func cmdGetBit(c *conn, args [][]byte) {
 	c.addInt(boolInt(i < int64(len(v)) && v[i]&(1<<(7-offset&7)) != 0))
 }
 
-// readString returns the string under key and whether there is one, or
-// replies WRONGTYPE and returns false.
-func readString(c *conn, key []byte) (v []byte, found, ok bool) {
-	s := c.db.shard(key)
-	s.rlock(c)
-	e := s.get(key)
-	wrong := e != nil && e.kind != kindString
-	if e != nil {
-		v = e.str
-	}
-	s.runlock(c)
-	if wrong {
-		c.addError(msgWrongType)
-		return nil, false, false
-	}
-	return v, e != nil, true // stored strings are immutable: safe after RUnlock
-}
-
 // bitRange turns BITCOUNT's and BITPOS's start and end, in bytes or in
 // bits (isBit), into the bits [from, to] of a string of n bytes, as
 // valkey clamps them; empty when none.
