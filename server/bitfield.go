@@ -213,14 +213,11 @@ func cmdBitfield(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
 	}
-	var old []byte
 	if e != nil {
-		old = e.str
 		e.enc = encRaw // valkey unshares the value before any change
 	}
 	// A copy, grown with zeros to hold the highest bit written: stored

@@ -34,14 +34,9 @@ func cmdSetBit(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
-	}
-	var old []byte
-	if e != nil {
-		old = e.str
 	}
 	if e != nil {
 		e.enc = encRaw // valkey unshares the value even when the bit does not change
@@ -76,24 +71,6 @@ func cmdGetBit(c *conn, args [][]byte) {
 	}
 	i := offset >> 3
 	c.addInt(boolInt(i < int64(len(v)) && v[i]&(1<<(7-offset&7)) != 0))
-}
-
-// readString returns the string under key and whether there is one, or
-// replies WRONGTYPE and returns false.
-func readString(c *conn, key []byte) (v []byte, found, ok bool) {
-	s := c.db.shard(key)
-	s.rlock(c)
-	e := s.get(key)
-	wrong := e != nil && e.kind != kindString
-	if e != nil {
-		v = e.str
-	}
-	s.runlock(c)
-	if wrong {
-		c.addError(msgWrongType)
-		return nil, false, false
-	}
-	return v, e != nil, true // stored strings are immutable: safe after RUnlock
 }
 
 // bitRange turns BITCOUNT's and BITPOS's start and end, in bytes or in

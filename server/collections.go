@@ -43,15 +43,21 @@ func parseCount(c *conn, args [][]byte) (count int, given, ok bool) {
 // --- lists ---
 
 // LPUSH / RPUSH key element [element ...]
-func cmdPush(c *conn, args [][]byte) {
+func cmdPush(c *conn, args [][]byte) { pushElements(c, args, true) }
+
+// pushElements pushes the elements args[2:] at the head (LPUSH, LPUSHX) or
+// the tail (RPUSH, RPUSHX) of the list under args[1] and replies its new
+// length. Without create (the X forms) a missing key is left missing and
+// gets 0.
+func pushElements(c *conn, args [][]byte, create bool) {
 	front := args[0][0]|0x20 == 'l'
 	key := args[1]
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e, err := s.collection(key, kindList, true)
-	if err != nil {
-		c.addError(err.Error())
+	e, err := s.collection(key, kindList, create)
+	if err != nil || e == nil {
+		c.replyErrOrZero(err)
 		return
 	}
 	l := e.obj.(*list)
@@ -389,11 +395,21 @@ func cmdSIsMember(c *conn, args [][]byte) {
 	s.rlock(c)
 	defer s.runlock(c)
 	e, err := readCollection(s, args[1], kindSet)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
+	if err != nil {
+		c.addError(err.Error())
 		return
 	}
-	if _, ok := e.obj.(setValue)[string(args[2])]; ok {
+	c.addIsMember(e, args[2])
+}
+
+// addIsMember replies 1 if m is a member of e, a set's entry (nil for
+// none), else 0 (SISMEMBER, SMISMEMBER).
+func (c *conn) addIsMember(e *entry, m []byte) {
+	in := false
+	if e != nil {
+		_, in = e.obj.(setValue)[string(m)]
+	}
+	if in {
 		c.addInt(1)
 	} else {
 		c.addInt(0)
@@ -572,8 +588,14 @@ func cmdZScore(c *conn, args [][]byte) {
 		c.addError(err.Error())
 		return
 	}
+	c.addScoreOrNull(e, args[2])
+}
+
+// addScoreOrNull replies the score of member m in e, a sorted set's entry
+// (nil for none): nil when m is not there (ZSCORE, ZMSCORE).
+func (c *conn) addScoreOrNull(e *entry, m []byte) {
 	if e != nil {
-		if score, ok := e.obj.(*zset).scores[string(args[2])]; ok {
+		if score, ok := e.obj.(*zset).scores[string(m)]; ok {
 			c.addDouble(score)
 			return
 		}

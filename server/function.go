@@ -263,13 +263,11 @@ func registerFunction(L *lua.LState, lib *library) int {
 					return
 				}
 				ft.ForEach(func(_, f lua.LValue) {
-					for _, d := range scriptFlagNames {
-						if lua.LVAsString(f) == d.name {
-							fn.flags |= d.flag
-							return
-						}
+					if flag, ok := scriptFlagNamed(lua.LVAsString(f)); ok {
+						fn.flags |= flag
+					} else {
+						bad = "unknown flag given"
 					}
-					bad = "unknown flag given"
 				})
 			default:
 				bad = "unknown argument given to server.register_function"

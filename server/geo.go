@@ -413,6 +413,20 @@ func geoMemberScore(e *entry, member []byte) (float64, bool) {
 	return score, ok
 }
 
+// geoMemberPos returns the longitude and latitude of member in e (nil for
+// no key), or false when it is not there (GEOHASH, GEOPOS).
+func geoMemberPos(e *entry, member []byte) (long, lat float64, ok bool) {
+	if e == nil {
+		return 0, 0, false
+	}
+	score, ok := geoMemberScore(e, member)
+	if !ok {
+		return 0, 0, false
+	}
+	long, lat = geoDecodeScore(score)
+	return long, lat, true
+}
+
 // GEOADD key [NX | XX] [CH] longitude latitude member [...]: ZADD of the
 // members' geohashes.
 func cmdGeoAdd(c *conn, args [][]byte) {
@@ -536,15 +550,11 @@ func cmdGeoHash(c *conn, args [][]byte) {
 	defer s.runlock(c)
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		var score float64
-		if e != nil {
-			score, ok = geoMemberScore(e, m)
-		}
-		if e == nil || !ok {
+		long, lat, ok := geoMemberPos(e, m)
+		if !ok {
 			c.addNull()
 			continue
 		}
-		long, lat := geoDecodeScore(score)
 		h, _ := geoEncode(geoRange{-180, 180}, geoRange{-90, 90}, long, lat, 26)
 		var buf [11]byte
 		for i := range 11 {
@@ -568,15 +578,11 @@ func cmdGeoPos(c *conn, args [][]byte) {
 	defer s.runlock(c)
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		var score float64
-		if e != nil {
-			score, ok = geoMemberScore(e, m)
-		}
-		if e == nil || !ok {
+		long, lat, ok := geoMemberPos(e, m)
+		if !ok {
 			c.addNullArray()
 			continue
 		}
-		long, lat := geoDecodeScore(score)
 		c.addArray(2)
 		c.addHuman(long)
 		c.addHuman(lat)

@@ -8,14 +8,9 @@ func cmdGetSet(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
-	}
-	var old []byte
-	if e != nil {
-		old = e.str
 	}
 	s.storeString(key, e, c.rd.take(args[2]), 0)
 	if e == nil {

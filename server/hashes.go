@@ -184,6 +184,36 @@ func cmdHKeysVals(c *conn, args [][]byte) {
 	}
 }
 
+// randomFrom begins HRANDFIELD, SRANDMEMBER and ZRANDMEMBER: the count
+// and its option withOpt first (when given), then the collection of kind k
+// under args[1]; a missing key gets nil, or an empty array with a count.
+// It returns the entry with its shard read-locked (the caller unlocks it),
+// or a nil entry when it has replied.
+func randomFrom(c *conn, args [][]byte, k kind, withOpt string) (s *shard, e *entry, count int64, with bool) {
+	if len(args) >= 3 {
+		var ok bool
+		if count, with, ok = randomCount(c, args, withOpt); !ok {
+			return nil, nil, 0, false
+		}
+	}
+	s = c.db.shard(args[1])
+	s.rlock(c)
+	e, err := readCollection(s, args[1], k)
+	if err == nil && e != nil {
+		return s, e, count, with
+	}
+	s.runlock(c)
+	switch {
+	case err != nil:
+		c.addError(err.Error())
+	case len(args) >= 3:
+		c.addArray(0)
+	default:
+		c.addNull()
+	}
+	return nil, nil, 0, false
+}
+
 // randomCount parses the count of HRANDFIELD, SRANDMEMBER and
 // ZRANDMEMBER (valkey's range -LONG_MAX to LONG_MAX) and, when withOpt is
 // given, its option (WITHVALUES, WITHSCORES), with which the count must
@@ -228,28 +258,11 @@ func randomPicks(count int64, n int) (k int, pick func(i int) int) {
 // count and option first, then the key. In RESP3 a field and its value
 // are a pair of their own.
 func cmdHRandField(c *conn, args [][]byte) {
-	count, withValues := int64(0), false
-	if len(args) >= 3 {
-		var ok bool
-		if count, withValues, ok = randomCount(c, args, "withvalues"); !ok {
-			return
-		}
+	s, e, count, withValues := randomFrom(c, args, kindHash, "withvalues")
+	if e == nil {
+		return
 	}
-	s := c.db.shard(args[1])
-	s.rlock(c)
 	defer s.runlock(c)
-	e, err := readCollection(s, args[1], kindHash)
-	switch {
-	case err != nil:
-		c.addError(err.Error())
-		return
-	case e == nil && len(args) >= 3:
-		c.addArray(0)
-		return
-	case e == nil:
-		c.addNull()
-		return
-	}
 	h := e.obj.(hashValue)
 	fields := make([]string, 0, len(h))
 	for f := range h {

@@ -165,31 +165,12 @@ func hllToDense(h []byte) ([]byte, bool) {
 	copy(d, h[:hllHdrSize])
 	d[4] = hllDense
 	regs := d[hllHdrSize:]
-	idx := 0
-	for p := hllHdrSize; p < len(h); {
-		switch b := h[p]; {
-		case sparseIsZero(b):
-			idx += sparseZeroLen(b)
-			p++
-		case sparseIsXZero(b):
-			idx += sparseXZeroLen(h, p)
-			p += 2
-		default:
-			n, v := sparseValLen(b), sparseValValue(b)
-			if n+idx > hllRegisters {
-				return nil, false
-			}
-			for ; n > 0; n-- {
-				denseSet(regs, idx, uint8(v))
-				idx++
-			}
-			p++
+	if !sparseRuns(h, func(i, n int, v uint8) {
+		for ; n > 0; n-- {
+			denseSet(regs, i, v)
+			i++
 		}
-		if idx > hllRegisters { // valkey stops here too, one opcode on
-			break
-		}
-	}
-	if idx != hllRegisters {
+	}) {
 		return nil, false
 	}
 	return d, true
@@ -373,6 +354,19 @@ func hllMerge(mx []byte, h []byte) bool {
 		}
 		return true
 	}
+	return sparseRuns(h, func(i, n int, v uint8) {
+		for ; n > 0; n-- {
+			mx[i] = max(mx[i], v)
+			i++
+		}
+	})
+}
+
+// sparseRuns calls run for each run of n registers from i that the sparse
+// h sets to v (the zero runs are skipped), as valkey's sparse walks in
+// hllSparseToDense and hllMerge; false, and no more runs, if h is
+// corrupt: a run past the last register, or not all registers described.
+func sparseRuns(h []byte, run func(i, n int, v uint8)) bool {
 	i := 0
 	for p := hllHdrSize; p < len(h); {
 		switch b := h[p]; {
@@ -387,13 +381,11 @@ func hllMerge(mx []byte, h []byte) bool {
 			if n+i > hllRegisters {
 				return false
 			}
-			for ; n > 0; n-- {
-				mx[i] = max(mx[i], v)
-				i++
-			}
+			run(i, n, v)
+			i += n
 			p++
 		}
-		if i > hllRegisters {
+		if i > hllRegisters { // valkey stops here too, one opcode on
 			return false
 		}
 	}

@@ -200,28 +200,7 @@ func cmdLPos(c *conn, args [][]byte) {
 
 // LPUSHX / RPUSHX key element [element ...]: LPUSH and RPUSH of a list
 // that exists; 0 for none.
-func cmdPushX(c *conn, args [][]byte) {
-	front := args[0][0]|0x20 == 'l'
-	key := args[1]
-	s := c.db.shard(key)
-	s.lock(c)
-	defer s.unlock(c)
-	e, err := s.collection(key, kindList, false)
-	if err != nil || e == nil {
-		c.replyErrOrZero(err)
-		return
-	}
-	l := e.obj.(*list)
-	for _, v := range args[2:] {
-		if front {
-			l.pushFront(c.rd.take(v))
-		} else {
-			l.pushBack(c.rd.take(v))
-		}
-	}
-	s.touch(key)
-	c.addInt(int64(l.len()))
-}
+func cmdPushX(c *conn, args [][]byte) { pushElements(c, args, false) }
 
 // LREM key count element: the count first, then the key. A count above 0
 // removes from the head, below 0 from the tail, 0 every match.

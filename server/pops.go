@@ -193,23 +193,32 @@ func parseMPop(c *conn, args [][]byte, at int, zset bool) (m mpopArgs, ok bool) 
 	return m, true
 }
 
-// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], and BLMPOP
-// timeout numkeys ...
-func cmdLMPop(c *conn, args [][]byte) {
-	blocking := args[0][0]|0x20 == 'b'
+// parseMPopCall parses LMPOP's and ZMPOP's arguments (zset) or, when
+// args[0] is BLMPOP or BZMPOP, the timeout first and then those: the
+// arguments are checked before the timeout, as valkey does.
+func parseMPopCall(c *conn, args [][]byte, zset bool) (m mpopArgs, blocking bool, timeout time.Duration, ok bool) {
+	blocking = args[0][0]|0x20 == 'b'
 	at := 1
 	if blocking {
 		at = 2
 	}
-	m, ok := parseMPop(c, args, at, false)
-	if !ok {
-		return
+	if m, ok = parseMPop(c, args, at, zset); !ok {
+		return m, blocking, 0, false
 	}
-	var timeout time.Duration
 	if blocking {
 		if timeout, ok = parseTimeout(c, args[1]); !ok {
-			return
+			return m, blocking, 0, false
 		}
+	}
+	return m, blocking, timeout, true
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], and BLMPOP
+// timeout numkeys ...
+func cmdLMPop(c *conn, args [][]byte) {
+	m, blocking, timeout, ok := parseMPopCall(c, args, false)
+	if !ok {
+		return
 	}
 	defer c.lockKeys(m.keys)()
 	if c.popFirst(m.keys, m.first, m.count) {
@@ -351,20 +360,9 @@ func (c *conn) zpopBlocking(keys [][]byte, fromMin bool, count int, nested bool)
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], and BZMPOP timeout
 // numkeys ...
 func cmdZMPop(c *conn, args [][]byte) {
-	blocking := args[0][0]|0x20 == 'b'
-	at := 1
-	if blocking {
-		at = 2
-	}
-	m, ok := parseMPop(c, args, at, true)
+	m, blocking, timeout, ok := parseMPopCall(c, args, true)
 	if !ok {
 		return
-	}
-	var timeout time.Duration
-	if blocking {
-		if timeout, ok = parseTimeout(c, args[1]); !ok {
-			return
-		}
 	}
 	defer c.lockKeys(m.keys)()
 	if !blocking {

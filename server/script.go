@@ -84,6 +84,17 @@ var scriptFlagNames = []struct {
 }{{"no-writes", sfNoWrites}, {"allow-oom", sfAllowOOM}, {"allow-stale", sfAllowStale},
 	{"no-cluster", sfNoCluster}, {"allow-cross-slot-keys", sfAllowCrossSlot}}
 
+// scriptFlagNamed returns the flag a script's shebang or a function's
+// flags table names, or false for an unknown name.
+func scriptFlagNamed(name string) (scriptFlags, bool) {
+	for _, d := range scriptFlagNames {
+		if d.name == name {
+			return d.flag, true
+		}
+	}
+	return 0, false
+}
+
 // luaScript is a script of the cache.
 type luaScript struct {
 	sha   string
@@ -160,18 +171,15 @@ func shebang(body string) (flags scriptFlags, n int, msg string) {
 		if !ok {
 			return 0, 0, "ERR Unknown lua shebang option: " + string(w)
 		}
-	next:
 		for _, f := range strings.Split(list, ",") {
 			if list == "" {
 				break
 			}
-			for _, d := range scriptFlagNames {
-				if d.name == f {
-					flags |= d.flag
-					continue next
-				}
+			flag, ok := scriptFlagNamed(f)
+			if !ok {
+				return 0, 0, "ERR Unexpected flag in script shebang: " + f
 			}
-			return 0, 0, "ERR Unexpected flag in script shebang: " + f
+			flags |= flag
 		}
 	}
 	return flags, end, ""

@@ -17,15 +17,7 @@ func cmdSMIsMember(c *conn, args [][]byte) {
 	}
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		in := false
-		if e != nil {
-			_, in = e.obj.(setValue)[string(m)]
-		}
-		if in {
-			c.addInt(1)
-		} else {
-			c.addInt(0)
-		}
+		c.addIsMember(e, m)
 	}
 }
 
@@ -74,32 +66,15 @@ func cmdSMove(c *conn, args [][]byte) {
 // count a member or nil; with one, the count first, then the key, and an
 // array (in RESP3 too).
 func cmdSRandMember(c *conn, args [][]byte) {
-	count := int64(0)
 	if len(args) > 3 {
 		c.addError(msgSyntax)
 		return
 	}
-	if len(args) == 3 {
-		var ok bool
-		if count, _, ok = randomCount(c, args, ""); !ok {
-			return
-		}
+	s, e, count, _ := randomFrom(c, args, kindSet, "")
+	if e == nil {
+		return
 	}
-	s := c.db.shard(args[1])
-	s.rlock(c)
 	defer s.runlock(c)
-	e, err := readCollection(s, args[1], kindSet)
-	switch {
-	case err != nil:
-		c.addError(err.Error())
-		return
-	case e == nil && len(args) == 3:
-		c.addArray(0)
-		return
-	case e == nil:
-		c.addNull()
-		return
-	}
 	set := e.obj.(setValue)
 	members := make([]string, 0, len(set))
 	for m := range set {

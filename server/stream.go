@@ -418,6 +418,22 @@ func streamForRead(c *conn, s *shard, key []byte) (st *stream, wrong bool) {
 	return e.obj.(*stream), false
 }
 
+// parseIDs parses the entry IDs of XDEL and XACK (strictly: no - or +, a
+// missing sequence number is 0), or replies the invalid-ID error and
+// returns false.
+func parseIDs(c *conn, args [][]byte) ([]streamID, bool) {
+	ids := make([]streamID, len(args))
+	for j, a := range args {
+		id, ok := parseID(a, 0, true)
+		if !ok {
+			c.addError(msgInvalidStreamID)
+			return nil, false
+		}
+		ids[j] = id
+	}
+	return ids, true
+}
+
 // XRANGE key start end [COUNT count], XREVRANGE key end start [COUNT
 // count], as valkey's xrangeGenericCommand.
 func cmdXRange(c *conn, args [][]byte) {
@@ -507,14 +523,9 @@ func cmdXDel(c *conn, args [][]byte) {
 		c.addInt(0)
 		return
 	}
-	ids := make([]streamID, len(args)-2)
-	for j, a := range args[2:] {
-		id, ok := parseID(a, 0, true)
-		if !ok {
-			c.addError(msgInvalidStreamID)
-			return
-		}
-		ids[j] = id
+	ids, ok := parseIDs(c, args[2:])
+	if !ok {
+		return
 	}
 	st := e.obj.(*stream)
 	deleted := 0

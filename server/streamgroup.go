@@ -212,6 +212,35 @@ func msgNoKeyOrGroup(key, group []byte) string {
 	return "NOGROUP No such key '" + string(key) + "' or consumer group '" + string(group) + "'"
 }
 
+// groupOrNoGroup returns the group named name of st, the stream under key
+// (nil for none), or replies NOGROUP and returns nil.
+func groupOrNoGroup(c *conn, key []byte, st *stream, name []byte) *streamGroup {
+	var g *streamGroup
+	if st != nil {
+		g = st.group(name)
+	}
+	if g == nil {
+		c.addError(msgNoKeyOrGroup(key, name))
+	}
+	return g
+}
+
+// groupForWrite returns the stream under key and its group named name for
+// a command that changes them (XCLAIM, XAUTOCLAIM), or replies WRONGTYPE or
+// NOGROUP and returns a nil group. The caller holds s's lock for writing.
+func groupForWrite(c *conn, s *shard, key, name []byte) (*stream, *streamGroup) {
+	e, err := s.collection(key, kindStream, false)
+	if err != nil {
+		c.addError(err.Error())
+		return nil, nil
+	}
+	var st *stream
+	if e != nil {
+		st = e.obj.(*stream)
+	}
+	return st, groupOrNoGroup(c, key, st, name)
+}
+
 // subcommandSyntax is valkey's addReplySubcommandSyntaxError.
 func subcommandSyntax(c *conn, args [][]byte) {
 	c.addError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1][:min(len(args[1]), 128)]) +
@@ -385,14 +414,9 @@ func cmdXAck(c *conn, args [][]byte) {
 		c.addInt(0)
 		return
 	}
-	ids := make([]streamID, len(args)-3)
-	for j, a := range args[3:] {
-		id, ok := parseID(a, 0, true)
-		if !ok {
-			c.addError(msgInvalidStreamID)
-			return
-		}
-		ids[j] = id
+	ids, ok := parseIDs(c, args[3:])
+	if !ok {
+		return
 	}
 	n := 0
 	for _, id := range ids {
@@ -453,12 +477,8 @@ func cmdXPending(c *conn, args [][]byte) {
 	if wrong {
 		return
 	}
-	var g *streamGroup
-	if st != nil {
-		g = st.group(args[2])
-	}
+	g := groupOrNoGroup(c, key, st, args[2])
 	if g == nil {
-		c.addError(msgNoKeyOrGroup(key, args[2]))
 		return
 	}
 	if len(args) == 3 {
@@ -535,19 +555,8 @@ func cmdXClaim(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e, err := s.collection(key, kindStream, false)
-	if err != nil {
-		c.addError(err.Error())
-		return
-	}
-	var st *stream
-	var g *streamGroup
-	if e != nil {
-		st = e.obj.(*stream)
-		g = st.group(args[2])
-	}
+	st, g := groupForWrite(c, s, key, args[2])
 	if g == nil {
-		c.addError(msgNoKeyOrGroup(key, args[2]))
 		return
 	}
 	minIdle, ok := parseIntOr(c, args[4], "Invalid min-idle-time argument for XCLAIM")
@@ -693,19 +702,8 @@ func cmdXAutoClaim(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e, err := s.collection(key, kindStream, false)
-	if err != nil {
-		c.addError(err.Error())
-		return
-	}
-	var st *stream
-	var g *streamGroup
-	if e != nil {
-		st = e.obj.(*stream)
-		g = st.group(args[2])
-	}
+	st, g := groupForWrite(c, s, key, args[2])
 	if g == nil {
-		c.addError(msgNoKeyOrGroup(key, args[2]))
 		return
 	}
 	now := nowMS()

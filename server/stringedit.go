@@ -55,17 +55,8 @@ func cmdGetRange(c *conn, args [][]byte) {
 		c.addError(msgNotInteger)
 		return
 	}
-	s := c.db.shard(args[1])
-	s.rlock(c)
-	e := s.get(args[1])
-	var v []byte
-	wrong := e != nil && e.kind != kindString
-	if e != nil {
-		v = e.str
-	}
-	s.runlock(c)
-	if wrong {
-		c.addError(msgWrongType)
+	v, _, ok := readString(c, args[1])
+	if !ok {
 		return
 	}
 	n := int64(len(v))
@@ -107,14 +98,9 @@ func cmdSetRange(c *conn, args [][]byte) {
 	s := c.db.shard(key)
 	s.lock(c)
 	defer s.unlock(c)
-	e := s.getForWrite(key)
-	if e != nil && e.kind != kindString {
-		c.addError(msgWrongType)
+	e, old, ok := stringForWrite(c, s, key)
+	if !ok {
 		return
-	}
-	var old []byte
-	if e != nil {
-		old = e.str
 	}
 	if len(val) == 0 {
 		c.addInt(int64(len(old)))

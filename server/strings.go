@@ -512,3 +512,36 @@ func cmdStrlen(c *conn, args [][]byte) {
 	}
 	c.addInt(int64(n))
 }
+
+// readString returns the string under key and whether there is one, or
+// replies WRONGTYPE and returns false.
+func readString(c *conn, key []byte) (v []byte, found, ok bool) {
+	s := c.db.shard(key)
+	s.rlock(c)
+	e := s.get(key)
+	wrong := e != nil && e.kind != kindString
+	if e != nil {
+		v = e.str
+	}
+	s.runlock(c)
+	if wrong {
+		c.addError(msgWrongType)
+		return nil, false, false
+	}
+	return v, e != nil, true // stored strings are immutable: safe after RUnlock
+}
+
+// stringForWrite returns the live entry under key (nil if there is none)
+// and the string it holds, or replies WRONGTYPE and returns false when key
+// holds another type. The caller holds s's lock for writing.
+func stringForWrite(c *conn, s *shard, key []byte) (e *entry, old []byte, ok bool) {
+	e = s.getForWrite(key)
+	if e != nil && e.kind != kindString {
+		c.addError(msgWrongType)
+		return nil, nil, false
+	}
+	if e != nil {
+		old = e.str
+	}
+	return e, old, true
+}

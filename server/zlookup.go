@@ -17,13 +17,7 @@ func cmdZMScore(c *conn, args [][]byte) {
 	}
 	c.addArray(len(args) - 2)
 	for _, m := range args[2:] {
-		if e != nil {
-			if sc, ok := e.obj.(*zset).scores[string(m)]; ok {
-				c.addDouble(sc)
-				continue
-			}
-		}
-		c.addNull()
+		c.addScoreOrNull(e, m)
 	}
 }
 
@@ -83,28 +77,11 @@ func cmdZRank(c *conn, args [][]byte) {
 // the count and option first, then the key. In RESP3 a member and its
 // score are a pair of their own.
 func cmdZRandMember(c *conn, args [][]byte) {
-	count, withScores := int64(0), false
-	if len(args) >= 3 {
-		var ok bool
-		if count, withScores, ok = randomCount(c, args, "withscores"); !ok {
-			return
-		}
+	s, e, count, withScores := randomFrom(c, args, kindZSet, "withscores")
+	if e == nil {
+		return
 	}
-	s := c.db.shard(args[1])
-	s.rlock(c)
 	defer s.runlock(c)
-	e, err := readCollection(s, args[1], kindZSet)
-	switch {
-	case err != nil:
-		c.addError(err.Error())
-		return
-	case e == nil && len(args) >= 3:
-		c.addArray(0)
-		return
-	case e == nil:
-		c.addNull()
-		return
-	}
 	z := e.obj.(*zset)
 	if len(args) < 3 {
 		c.addBulkString(z.at(rand.IntN(z.len())).member)
