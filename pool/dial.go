@@ -224,7 +224,13 @@ func (p *Pool) dialAuto(ctx context.Context, nd *net.Dialer) (Conn, *FallbackErr
 						rcancel()
 					}
 					p.reap(func() {
-						l := <-results
+						var l result
+						select {
+						case l = <-results:
+						case <-p.stopped.Done(): // Close: learn no more
+							rcancel()
+							l = <-results
+						}
 						if learn {
 							rcancel()
 						}

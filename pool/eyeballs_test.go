@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -417,4 +418,55 @@ func TestFirstDial(t *testing.T) {
 		med("net-redis"), float64(med("dialer"))/float64(med("net-redis")))
 	t.Logf("go-redis PING, 1 ms context: %d of %d succeed through a zero Dialer (p50 %d µs), %d of %d on its own dialer (p50 %d µs)",
 		oks["ping-dialer"], rounds, med("ping-dialer"), oks["ping-net"], rounds, med("ping-net"))
+}
+
+// TestEyeballsLearnSetup: with the default FallbackDelay, an RDMA dial
+// that TCP beat is left to finish, and its setup time sets the next
+// dials' delay: an RDMA path slower than DefaultFallbackDelay loses the
+// first dial and wins the next. The first RDMA setup is held for a second
+// (the delay becomes twice that, capped at 2 s); the second takes 600 ms,
+// more than DefaultFallbackDelay: only a learnt delay lets RDMA win it.
+func TestEyeballsLearnSetup(t *testing.T) {
+	ended := make(chan struct{}, 4)
+	p, n := newMemPool(t, pool.Options{}, func(c net.Conn) {
+		io.Copy(c, c)
+		ended <- struct{}{}
+	})
+	gate := make(chan struct{})
+	n.OnDial(pool.RDMA, func(ctx context.Context, _ string) error {
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	first, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Transport() != pool.TCP {
+		t.Fatalf("first dial over %s, want TCP (RDMA held past the delay)", first.Transport())
+	}
+	time.AfterFunc(time.Second, func() { close(gate) })
+	// The held RDMA dial finishes, teaches its setup and is closed: the
+	// only connection to end so far.
+	<-ended
+	n.OnDial(pool.RDMA, func(ctx context.Context, _ string) error {
+		select {
+		case <-time.After(600 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	second, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Transport() != pool.RDMA {
+		t.Errorf("second dial over %s, want RDMA (the delay learnt the first setup)", second.Transport())
+	}
+	first.Close()
+	second.Close()
 }
