@@ -61,8 +61,8 @@ type Options struct {
 	// TCP dial beside it (happy eyeballs), at most half the time the dial
 	// has (DialTimeout, the context's deadline); the first to connect is
 	// used and the other cancelled. An RDMA dial that fails starts TCP at
-	// once. 0 means DefaultFallbackDelay; negative, TCP only once RDMA
-	// has failed.
+	// once. 0 means the default, which follows the path's setup time
+	// (DefaultFallbackDelay); negative, TCP only once RDMA has failed.
 	FallbackDelay time.Duration
 	// OnFallback, if set, is called (on the dialling goroutine, once the
 	// connection is made) when the pool's connections start to use TCP
