@@ -51,6 +51,13 @@ type conn struct {
 	served   *blocker
 	rerun    bool
 
+	// CLIENT LIST (clientlist.go): what other clients may read of c.
+	pub     atomic.Pointer[clientView]
+	lastCmd atomic.Pointer[command]
+	lastAt  atomic.Int64 // Unix ms of the last command
+	totCmds atomic.Int64
+	queued  atomic.Int32 // commands queued after MULTI
+
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
 
@@ -230,6 +237,7 @@ func (c *conn) exec(args [][]byte) {
 		defer c.endTracked()
 	}
 	cmd, msg := c.resolve(args)
+	c.noteCommand(cmd)
 	switch {
 	case msg != "":
 	case !c.authed && cmd.flags&fNoAuth == 0:
@@ -253,6 +261,13 @@ func (c *conn) exec(args [][]byte) {
 			c.remember(cmd, args) // tracking.go
 		}
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
+		c.totCmds.Add(1)
+	}
+	if c.tx.multi {
+		c.queued.Store(int32(len(c.tx.queue)))
+	}
+	if cmd != nil && cmd.acl&(cConnection|cPubsub|cTransaction) != 0 {
+		c.publishView()
 	}
 	if len(c.trk.held) > 0 && !c.tx.multi {
 		c.publishHeld() // tracking.go

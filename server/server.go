@@ -155,6 +155,7 @@ type Server struct {
 	// blockedClients counts the clients blocked now (blocking.go).
 	blockedClients atomic.Int64
 
+	started  time.Time // New's time: LASTSAVE's answer (servercmds.go)
 	nextID   atomic.Int64
 	accepted atomic.Uint64
 	rejected atomic.Uint64
@@ -198,6 +199,7 @@ func New(opts *Options) *Server {
 	o.Databases = min(o.Databases, MaxDatabases)
 	o.PubsubLimit = o.PubsubLimit.withDefaults()
 	s := &Server{
+		started:   time.Now(),
 		hub:       newHub(),
 		opts:      o,
 		dbs:       make([]atomic.Pointer[keyspace], o.Databases),

@@ -887,6 +887,17 @@ func commandTable() []command {
 			doc: doc{"connection", "2.4.0", "Terminates open connections."}, run: cmdClientKill},
 		{name: "client|unblock", arity: -3, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys,
 			doc: doc{"connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."}, run: cmdClientUnblock},
+		// CLIENT LIST (clientlist.go) and server commands (servercmds.go).
+		{name: "client|list", arity: -2, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"connection", "2.4.0", "Lists open connections."}, run: cmdClientList},
+		{name: "lastsave", arity: 1, flags: fLoading | fStale | fFast, acl: cAdmin | cFast | cDangerous, keys: noKeys, tips: "nondeterministic_output",
+			doc: doc{"server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk."}, run: cmdLastSave}, // nothing is saved: the server's start time
+		{name: "role", arity: 1, flags: fNoScript | fLoading | fStale | fFast, acl: cAdmin | cFast | cDangerous, keys: noKeys,
+			doc: doc{"server", "2.8.12", "Returns the replication role."}, run: cmdRole},
+		{name: "wait", arity: 3, flags: fBlocking, acl: cSlow | cBlocking | cConnection, keys: noKeys, tips: "request_policy:all_shards response_policy:agg_min",
+			doc: doc{"generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."}, run: cmdWait},
+		{name: "lolwut", arity: -1, flags: fReadonly | fFast, acl: cRead | cFast, keys: noKeys,
+			doc: doc{"server", "5.0.0", "Displays computer art and the server version"}, run: cmdLolwut},
 		// Scripting (script.go).
 		{name: "eval", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
 			keys: keyNum(2, kRW|kAccess|kUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), anyKey: true,

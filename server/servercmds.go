@@ -1,0 +1,51 @@
+package server
+
+// Server commands answered honestly for a server with no persistence and
+// no replication: LASTSAVE, ROLE, WAIT, LOLWUT.
+
+// LASTSAVE: nothing is ever saved, so the server's start time, when the
+// data set was (empty and) "saved" last.
+func cmdLastSave(c *conn, _ [][]byte) { c.addInt(c.srv.started.Unix()) }
+
+// ROLE: a master with no replicas: master, offset 0, no replica.
+func cmdRole(c *conn, _ [][]byte) {
+	c.addArray(3)
+	c.addBulkString("master")
+	c.addInt(0)
+	c.addArray(0)
+}
+
+// WAIT numreplicas timeout: no replica ever acknowledges, so 0. valkey
+// answers at once for numreplicas 0; for more it would block until the
+// timeout (forever for 0): this server answers 0 at once.
+func cmdWait(c *conn, args [][]byte) {
+	if _, ok := parseInt(args[1]); !ok {
+		c.addError(msgNotInteger)
+		return
+	}
+	t, ok := parseInt(args[2])
+	switch {
+	case !ok:
+		c.addError("ERR timeout is not an integer or out of range")
+	case t < 0:
+		c.addError("ERR timeout is negative")
+	default:
+		c.addInt(0)
+	}
+}
+
+// LOLWUT [VERSION v]: valkey 8.0 answers its default version with the
+// line below; versions 5 and 6 draw art before it, which this server
+// leaves out: it answers the line for every version.
+func cmdLolwut(c *conn, args [][]byte) {
+	for i := 1; i < len(args); i++ {
+		if eqFold(args[i], "version") && i+1 < len(args) {
+			if _, ok := parseInt(args[i+1]); !ok {
+				c.addError(msgNotInteger)
+				return
+			}
+			i++
+		}
+	}
+	c.addVerbatim("Redis ver. " + valkeyVersion + "\n")
+}
