@@ -92,6 +92,9 @@ func (o *conn) clientLine(v clientView, now time.Time) string {
 		b.WriteString("-1")
 	}
 	b.WriteString(" watch=")
+	if o.tx.unwatched.Load() { // a watched key changed: valkey unwatched them all
+		v.watch = 0
+	}
 	b.WriteString(strconv.Itoa(v.watch))
 	b.WriteString(" qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=")
 	if cmd := o.lastCmd.Load(); cmd != nil {
