@@ -242,3 +242,34 @@ func hasConn(list []*conn, c *conn) bool {
 func sortConns(list []*conn) {
 	slices.SortFunc(list, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 }
+
+// beginMuted and endMuted frame a command whose reply CLIENT REPLY drops
+// (valkey's reply_off and reply_skip): what it appended to c.out from
+// mark on is cut.
+func (c *conn) beginMuted() {
+	c.mute = c.replyOff || c.replySkipNext
+	c.replySkipNext = false
+}
+
+func (c *conn) endMuted(mark int) {
+	if c.mute || c.replyOff { // OFF mutes its own reply too
+		c.out = c.out[:min(mark, len(c.out))]
+	}
+	c.mute = false
+}
+
+// CLIENT REPLY ON|OFF|SKIP, as valkey's: OFF and SKIP have no reply, SKIP
+// drops the next command's (unless OFF), ON replies OK.
+func cmdClientReply(c *conn, args [][]byte) {
+	switch {
+	case eqFold(args[2], "on"):
+		c.replyOff, c.replySkipNext, c.mute = false, false, false
+		c.addOK()
+	case eqFold(args[2], "off"):
+		c.replyOff, c.replySkipNext = true, false
+	case eqFold(args[2], "skip"):
+		c.replySkipNext = !c.replyOff
+	default:
+		c.addError(msgSyntax)
+	}
+}

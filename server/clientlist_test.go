@@ -164,3 +164,43 @@ func TestClientListBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestClientReplyMatchesValkey pipelines CLIENT REPLY's cases and compares
+// every reply read up to a last PING with valkey-server's.
+func TestClientReplyMatchesValkey(t *testing.T) {
+	theirs := testutil.ValkeyServer(t)
+	_, ours := startServer(t, nil)
+	script := [][]string{
+		{"set", "a", "1"}, {"client", "reply", "skip"}, {"get", "a"}, {"get", "a"},
+		{"client", "reply", "skip"}, {"nosuchcmd"}, {"echo", "x"},
+		{"client", "reply", "skip"}, {"client", "reply", "skip"}, {"echo", "skipped"}, {"echo", "y"},
+		{"client", "reply", "off"}, {"set", "a", "2"}, {"get", "a"}, {"get"}, {"client", "reply", "skip"},
+		{"client", "reply", "bogus"}, {"client", "reply", "on"}, {"get", "a"},
+		{"client", "reply", "bogus"}, {"client", "reply"}, {"client", "reply", "ON"},
+		{"client", "reply", "off"}, {"reset"}, {"echo", "after reset"},
+		{"client", "reply", "off"}, {"hello", "3"}, {"client", "reply", "on"}, {"get", "a"},
+		{"set", "big", strings.Repeat("x", 100<<10)}, {"client", "reply", "skip"}, {"get", "big"},
+		{"ping", "end"},
+	}
+	run := func(addr string) []string {
+		rc := dialRaw(t, addr)
+		var req strings.Builder
+		for _, args := range script {
+			req.WriteString(encode(args...))
+		}
+		rc.send(req.String())
+		var got []string
+		for len(got) < 100 {
+			r := rc.reply()
+			got = append(got, r)
+			if strings.Contains(r, "end") {
+				break
+			}
+		}
+		return got
+	}
+	got, want := run(ours), run(theirs)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("ours\n%q\nvalkey-server\n%q", got, want)
+	}
+}

@@ -90,6 +90,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.setProto(2)
 	c.name = ""
 	c.asking = false
+	c.replyOff, c.replySkipNext, c.mute = false, false, false // RESET's own reply is sent
 	if c.srv.opts.Password != "" {
 		c.authed = false
 		c.rd.setAuthed(false)

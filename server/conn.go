@@ -58,6 +58,10 @@ type conn struct {
 	totCmds atomic.Int64
 	queued  atomic.Int32 // commands queued after MULTI
 
+	// CLIENT REPLY (clientlist.go): replyOff, OFF; replySkipNext, SKIP
+	// was the last command; mute, this command's reply is dropped.
+	replyOff, replySkipNext, mute bool
+
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
 
@@ -232,6 +236,10 @@ func (c *conn) flushMailbox() error {
 // and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
 	c.commands++
+	if c.replyOff || c.replySkipNext {
+		c.beginMuted() // clientlist.go
+		defer c.endMuted(len(c.out))
+	}
 	if c.trk.on {
 		c.beginTracked() // tracking.go
 		defer c.endTracked()
@@ -414,7 +422,7 @@ func (c *conn) addBulkString(s string) {
 // caller's own.
 func (c *conn) bulk(b []byte) {
 	// EXEC holds shard locks: no write. A mailbox's output is copied.
-	if len(b) < bigBulk || c.tx.running || c.mb != nil {
+	if len(b) < bigBulk || c.tx.running || c.mb != nil || c.mute {
 		c.addBulk(b)
 		return
 	}

@@ -890,6 +890,8 @@ func commandTable() []command {
 		// CLIENT LIST (clientlist.go) and server commands (servercmds.go).
 		{name: "client|list", arity: -2, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous | cConnection, keys: noKeys, tips: "nondeterministic_output",
 			doc: doc{"connection", "2.4.0", "Lists open connections."}, run: cmdClientList},
+		{name: "client|reply", arity: 3, flags: fNoScript | fLoading | fStale, acl: cSlow | cConnection, keys: noKeys,
+			doc: doc{"connection", "3.2.0", "Instructs the server whether to reply to commands."}, run: cmdClientReply},
 		{name: "lastsave", arity: 1, flags: fLoading | fStale | fFast, acl: cAdmin | cFast | cDangerous, keys: noKeys, tips: "nondeterministic_output",
 			doc: doc{"server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk."}, run: cmdLastSave}, // nothing is saved: the server's start time
 		{name: "role", arity: 1, flags: fNoScript | fLoading | fStale | fFast, acl: cAdmin | cFast | cDangerous, keys: noKeys,
