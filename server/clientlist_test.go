@@ -104,7 +104,9 @@ func TestClientListMatchesValkey(t *testing.T) {
 	}
 }
 
-// TestClientListErrors compares the filters' replies with valkey-server's.
+// TestClientListErrors compares CLIENT LIST's filters' replies, and
+// LASTSAVE's, ROLE's, WAIT's, LOLWUT's, LATENCY's and SLOWLOG's, with
+// valkey-server's.
 func TestClientListErrors(t *testing.T) {
 	theirs := testutil.ValkeyServer(t)
 	_, ours := startServer(t, nil)
@@ -117,6 +119,10 @@ func TestClientListErrors(t *testing.T) {
 		{"lastsave", "x"}, {"role"}, {"role", "x"}, {"wait", "0", "0"}, {"wait", "x", "0"}, {"wait", "1", "-1"},
 		{"wait", "1", "x"}, {"wait", "0"}, {"lolwut"}, {"lolwut", "version", "7"}, {"lolwut", "version", "x"},
 		{"lolwut", "foo", "bar"}, {"lolwut", "version"},
+		{"latency", "latest"}, {"latency", "history", "command"}, {"latency", "history"}, {"latency", "reset"},
+		{"latency", "reset", "a", "b"}, {"latency", "foo"}, {"latency"}, {"slowlog", "get"}, {"slowlog", "get", "5"},
+		{"slowlog", "get", "x"}, {"slowlog", "get", "-1"}, {"slowlog", "get", "-2"}, {"slowlog", "len"},
+		{"slowlog", "reset"}, {"slowlog", "foo"}, {"slowlog", "len", "x"}, {"slowlog", "help"}, {"slowlog"},
 	} {
 		g, w := o.do(args...), th.do(args...)
 		if args[0] == "lolwut" { // the version differs

@@ -49,3 +49,42 @@ func cmdLolwut(c *conn, args [][]byte) {
 	}
 	c.addVerbatim("Redis ver. " + valkeyVersion + "\n")
 }
+
+// LATENCY LATEST|HISTORY|RESET|HELP: this server has no latency monitor,
+// so there is never a sample: empty lists, and RESET resets 0 events.
+func cmdLatencyEmpty(c *conn, _ [][]byte) { c.addArray(0) }
+
+func cmdLatencyReset(c *conn, _ [][]byte) { c.addInt(0) }
+
+func cmdLatencyHelp(c *conn, _ [][]byte) { c.addHelp(latencyHelp) }
+
+var latencyHelp = []string{
+	"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+	"LATEST", "    Return the latest latency samples for all events.",
+	"RESET [<event> ...]", "    Reset latency data of one or more <event> classes.", "    (default: reset all data for all event classes)",
+	"HELP", "    Print this help.",
+}
+
+// SLOWLOG GET [count]|LEN|RESET|HELP: no slow log is kept yet, so it is
+// always empty.
+func cmdSlowlogGet(c *conn, args [][]byte) {
+	if len(args) > 2 {
+		if n, ok := parseInt(args[2]); !ok || n < -1 {
+			c.addError("ERR count should be greater than or equal to -1")
+			return
+		}
+	}
+	c.addArray(0)
+}
+
+func cmdSlowlogLen(c *conn, _ [][]byte) { c.addInt(0) }
+
+func cmdSlowlogHelp(c *conn, _ [][]byte) { c.addHelp(slowlogHelp) }
+
+var slowlogHelp = []string{
+	"SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+	"    Entries are made of:", "    id, timestamp, time in microseconds, arguments array, client IP and port,", "    client name",
+	"LEN", "    Return the length of the slowlog.", "RESET", "    Reset the slowlog.", "HELP", "    Print this help.",
+}
