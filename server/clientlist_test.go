@@ -122,6 +122,9 @@ func TestClientListErrors(t *testing.T) {
 		{"latency", "latest"}, {"latency", "history", "command"}, {"latency", "history"}, {"latency", "reset"},
 		{"latency", "reset", "a", "b"}, {"latency", "foo"}, {"latency"}, {"slowlog", "get"}, {"slowlog", "get", "5"},
 		{"slowlog", "get", "x"}, {"slowlog", "get", "-1"}, {"slowlog", "get", "-2"}, {"slowlog", "len"},
+		{"memory", "usage", "nokey"}, {"memory", "usage"}, {"memory", "usage", "k", "samples"},
+		{"memory", "usage", "k", "samples", "x"}, {"memory", "usage", "k", "foo"}, {"memory", "usage", "k", "samples", "-1"},
+		{"memory", "usage", "nokey", "samples", "0"}, {"memory", "usage", "k", "samples", "5", "x"}, {"memory", "foo"},
 		{"slowlog", "reset"}, {"slowlog", "foo"}, {"slowlog", "len", "x"}, {"slowlog", "help"}, {"slowlog"},
 	} {
 		g, w := o.do(args...), th.do(args...)
@@ -136,6 +139,13 @@ func TestClientListErrors(t *testing.T) {
 	}
 	if r := o.do("lastsave"); !strings.HasPrefix(r, ":") {
 		t.Errorf("LASTSAVE %q", r)
+	}
+	o.do("set", "k", "v")
+	o.do("rpush", "l", "a", "b", "c")
+	for _, k := range []string{"k", "l"} {
+		if n, err := strconv.Atoi(strings.Trim(o.do("memory", "usage", k, "samples", "0"), ":\r\n")); err != nil || n <= 0 {
+			t.Errorf("MEMORY USAGE %s = %d, %v", k, n, err)
+		}
 	}
 }
 

@@ -88,3 +88,34 @@ var slowlogHelp = []string{
 	"    Entries are made of:", "    id, timestamp, time in microseconds, arguments array, client IP and port,", "    client name",
 	"LEN", "    Return the length of the slowlog.", "RESET", "    Reset the slowlog.", "HELP", "    Print this help.",
 }
+
+// MEMORY USAGE key [SAMPLES count]: the estimate the keyspace keeps for
+// what a key frees (keyBytes, the name, entry.bytes, which samples a
+// collection's elements itself: count is checked and not otherwise used).
+func cmdMemoryUsage(c *conn, args [][]byte) {
+	for i := 3; i < len(args); i += 2 {
+		if !eqFold(args[i], "samples") || i+1 >= len(args) {
+			c.addError(msgSyntax)
+			return
+		}
+		n, ok := parseInt(args[i+1])
+		if !ok {
+			c.addError(msgNotInteger)
+			return
+		}
+		if n < 0 {
+			c.addError(msgSyntax)
+			return
+		}
+	}
+	key := args[2]
+	s := c.db.shard(key)
+	s.rlock(c)
+	defer s.runlock(c)
+	e := s.get(key)
+	if e == nil {
+		c.addNull()
+		return
+	}
+	c.addInt(keyBytes + int64(len(key)) + e.bytes())
+}

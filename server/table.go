@@ -920,6 +920,10 @@ func commandTable() []command {
 			doc: doc{"server", "2.2.12", "Clears all entries from the slow log."}, run: replyOK},
 		{name: "slowlog|help", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
 			doc: doc{"server", "6.2.0", "Show helpful text about the different subcommands"}, run: cmdSlowlogHelp},
+		{name: "memory", arity: -2, flags: 0, acl: cSlow, keys: noKeys,
+			doc: doc{"server", "4.0.0", "A container for memory diagnostics commands."}},
+		{name: "memory|usage", arity: -3, flags: fReadonly, acl: cRead | cSlow, keys: keyRange(2, 2, 1, kRO),
+			doc: doc{"server", "4.0.0", "Estimates the memory usage of a key."}, run: cmdMemoryUsage},
 		// Scripting (script.go).
 		{name: "eval", arity: -3, flags: fNoScript | fStale | fSkipMonitor | fNoMandatoryKeys | fMovableKeys, acl: cSlow | cScripting,
 			keys: keyNum(2, kRW|kAccess|kUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), anyKey: true,
