@@ -220,3 +220,31 @@ func TestClientReplyMatchesValkey(t *testing.T) {
 		t.Errorf("ours\n%q\nvalkey-server\n%q", got, want)
 	}
 }
+
+// TestDebugMatchesValkey compares DEBUG SLEEP's and SET-ACTIVE-EXPIRE's
+// replies and errors with a valkey-server allowing DEBUG, and the switch
+// SET-ACTIVE-EXPIRE sets.
+func TestDebugMatchesValkey(t *testing.T) {
+	theirs := testutil.StartValkey(t, "--enable-debug-command", "yes")
+	srv, ours := startServer(t, nil)
+	o, th := dialRaw(t, ours), dialRaw(t, theirs)
+	for _, args := range [][]string{
+		{"debug", "set-active-expire", "0"}, {"debug", "set-active-expire", "2"}, {"debug", "set-active-expire", "x"},
+		{"debug", "set-active-expire"}, {"debug", "foo"}, {"debug"}, {"debug", "set-active-expire", "1"},
+		{"debug", "sleep", "x"}, {"debug", "sleep", "0"}, {"debug", "sleep", "0.01"}, {"debug", "sleep"},
+		{"debug", "sleep", "1", "2"},
+	} {
+		if g, w := o.do(args...), th.do(args...); g != w {
+			t.Errorf("%q: ours %q, valkey-server %q", args, g, w)
+		}
+	}
+	for _, c := range []struct {
+		arg string
+		off bool
+	}{{"0", true}, {"1", false}, {"x", true}, {"-3", false}} {
+		o.do("debug", "set-active-expire", c.arg)
+		if srv.noActiveExpire.Load() != c.off {
+			t.Errorf("DEBUG SET-ACTIVE-EXPIRE %s: active expiry off %v", c.arg, !c.off)
+		}
+	}
+}

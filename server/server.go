@@ -155,11 +155,14 @@ type Server struct {
 	// blockedClients counts the clients blocked now (blocking.go).
 	blockedClients atomic.Int64
 
-	started  time.Time // New's time: LASTSAVE's answer (servercmds.go)
-	nextID   atomic.Int64
-	accepted atomic.Uint64
-	rejected atomic.Uint64
-	commands atomic.Uint64
+	started time.Time // New's time: LASTSAVE's answer (servercmds.go)
+	// noActiveExpire: DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry
+	// cycle (expire.go); keys still expire when touched.
+	noActiveExpire atomic.Bool
+	nextID         atomic.Int64
+	accepted       atomic.Uint64
+	rejected       atomic.Uint64
+	commands       atomic.Uint64
 }
 
 // Stats are a Server's counters.

@@ -1,5 +1,12 @@
 package server
 
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // Server commands answered honestly for a server with no persistence and
 // no replication: LASTSAVE, ROLE, WAIT, LOLWUT.
 
@@ -118,4 +125,38 @@ func cmdMemoryUsage(c *conn, args [][]byte) {
 		return
 	}
 	c.addInt(keyBytes + int64(len(key)) + e.bytes())
+}
+
+// DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1, as valkey's (its numbers
+// parsed leniently, as atoi and strtod do: what is not a number is 0).
+// SLEEP holds the connection's goroutine, or its event loop with the
+// TCPEngine's loops (valkey stalls its whole server).
+func cmdDebug(c *conn, args [][]byte) {
+	switch {
+	case len(args) == 3 && eqFold(args[1], "sleep"):
+		f, _ := strconv.ParseFloat(strings.TrimSpace(string(args[2])), 64)
+		if f > 0 && !math.IsInf(f, 0) {
+			time.Sleep(time.Duration(f * float64(time.Second)))
+		}
+		c.addOK()
+	case len(args) == 3 && eqFold(args[1], "set-active-expire"):
+		n, _ := strconv.Atoi(leadingInt(string(args[2])))
+		c.srv.noActiveExpire.Store(n == 0)
+		c.addOK()
+	default:
+		c.addError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// leadingInt is the optional sign and digits s starts with, as atoi reads.
+func leadingInt(s string) string {
+	s = strings.TrimLeft(s, " \t\n")
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
