@@ -160,3 +160,14 @@ func leadingInt(s string) string {
 	}
 	return s[:i]
 }
+
+func cmdMemoryHelp(c *conn, _ [][]byte) { c.addHelp(memoryHelp) }
+
+// memoryHelp is valkey's text for the subcommands this server has.
+var memoryHelp = []string{
+	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+	"HELP", "    Print this help.",
+}

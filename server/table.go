@@ -924,6 +924,8 @@ func commandTable() []command {
 			doc: doc{"server", "4.0.0", "A container for memory diagnostics commands."}},
 		{name: "memory|usage", arity: -3, flags: fReadonly, acl: cRead | cSlow, keys: keyRange(2, 2, 1, kRO),
 			doc: doc{"server", "4.0.0", "Estimates the memory usage of a key."}, run: cmdMemoryUsage},
+		{name: "memory|help", arity: 2, flags: fLoading | fStale, acl: cSlow, keys: noKeys,
+			doc: doc{"server", "4.0.0", "Returns helpful text about the different subcommands."}, run: cmdMemoryHelp},
 		{name: "debug", arity: -2, flags: fAdmin | fNoScript | fLoading | fStale, acl: cAdmin | cSlow | cDangerous, keys: noKeys,
 			doc: doc{"server", "1.0.0", "A container for debugging commands."}, run: cmdDebug}, // SLEEP and SET-ACTIVE-EXPIRE only
 		// Scripting (script.go).
