@@ -36,7 +36,9 @@ func (c *conn) view() clientView {
 func (c *conn) publishView() {
 	v := c.view()
 	if old := c.pub.Load(); old == nil || *old != v {
-		c.pub.Store(&v)
+		p := new(clientView) // v itself stays on the stack
+		*p = v
+		c.pub.Store(p)
 	}
 }
 
