@@ -90,6 +90,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.setProto(2)
 	c.name = ""
 	c.asking = false
+	c.replyOff, c.replySkipNext, c.mute = false, false, false // RESET's own reply is sent
 	if c.srv.opts.Password != "" {
 		c.authed = false
 		c.rd.setAuthed(false)
@@ -397,13 +398,12 @@ var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"GETNAME", "ID", "INFO", "SETNAME <name>", "SETINFO <LIB-NAME|LIB-VER> <value>",
 	"TRACKING OFF", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)",
-	"KILL <ip:port> | KILL <option> [value] ... <option> [value]", "UNBLOCK <clientid> [TIMEOUT|ERROR]", "HELP",
+	"LIST [TYPE <type>] [ID <id> ...]", "KILL <ip:port> | KILL <option> [value] ... <option> [value]", "UNBLOCK <clientid> [TIMEOUT|ERROR]", "HELP",
 }
 
 // info is the line CLIENT INFO returns.
 func (c *conn) info() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remoteAddr(), c.localAddr(), c.name, c.dbIndex, c.proto, c.libName, c.libVer)
+	return c.clientLine(c.view(), time.Now()) // clientlist.go
 }
 
 // --- server ---

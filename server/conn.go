@@ -51,6 +51,17 @@ type conn struct {
 	served   *blocker
 	rerun    bool
 
+	// CLIENT LIST (clientlist.go): what other clients may read of c.
+	pub     atomic.Pointer[clientView]
+	lastCmd atomic.Pointer[command]
+	lastAt  atomic.Int64 // Unix ms of the last command
+	totCmds atomic.Int64
+	queued  atomic.Int32 // commands queued after MULTI
+
+	// CLIENT REPLY (clientlist.go): replyOff, OFF; replySkipNext, SKIP
+	// was the last command; mute, this command's reply is dropped.
+	replyOff, replySkipNext, mute bool
+
 	lower [32]byte // a command's name in lower case, for the table lookup
 }
 
@@ -225,11 +236,16 @@ func (c *conn) flushMailbox() error {
 // and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
 	c.commands++
+	if c.replyOff || c.replySkipNext {
+		c.beginMuted() // clientlist.go
+		defer c.endMuted(len(c.out))
+	}
 	if c.trk.on {
 		c.beginTracked() // tracking.go
 		defer c.endTracked()
 	}
 	cmd, msg := c.resolve(args)
+	c.noteCommand(cmd)
 	switch {
 	case msg != "":
 	case !c.authed && cmd.flags&fNoAuth == 0:
@@ -253,6 +269,13 @@ func (c *conn) exec(args [][]byte) {
 			c.remember(cmd, args) // tracking.go
 		}
 		c.runRouted(cmd, args) // cluster.go: cmd.run, on a cluster's node if the key's slot is its
+		c.totCmds.Add(1)
+	}
+	if c.tx.multi {
+		c.queued.Store(int32(len(c.tx.queue)))
+	}
+	if cmd != nil && cmd.acl&(cConnection|cPubsub|cTransaction) != 0 {
+		c.publishView()
 	}
 	if len(c.trk.held) > 0 && !c.tx.multi {
 		c.publishHeld() // tracking.go
@@ -399,7 +422,7 @@ func (c *conn) addBulkString(s string) {
 // caller's own.
 func (c *conn) bulk(b []byte) {
 	// EXEC holds shard locks: no write. A mailbox's output is copied.
-	if len(b) < bigBulk || c.tx.running || c.mb != nil {
+	if len(b) < bigBulk || c.tx.running || c.mb != nil || c.mute {
 		c.addBulk(b)
 		return
 	}

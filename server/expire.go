@@ -144,7 +144,7 @@ func (s *Server) expireCycle(next int, budget time.Duration) int {
 	for range len(s.dbs) {
 		ks := s.dbs[next].Load()
 		next = (next + 1) % len(s.dbs)
-		if ks == nil {
+		if ks == nil || s.noActiveExpire.Load() {
 			continue
 		}
 		ks.expireCycle(budget - time.Since(start))

@@ -158,10 +158,14 @@ type Server struct {
 	// blockedClients counts the clients blocked now (blocking.go).
 	blockedClients atomic.Int64
 
-	nextID   atomic.Int64
-	accepted atomic.Uint64
-	rejected atomic.Uint64
-	commands atomic.Uint64
+	started time.Time // New's time: LASTSAVE's answer (servercmds.go)
+	// noActiveExpire: DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry
+	// cycle (expire.go); keys still expire when touched.
+	noActiveExpire atomic.Bool
+	nextID         atomic.Int64
+	accepted       atomic.Uint64
+	rejected       atomic.Uint64
+	commands       atomic.Uint64
 }
 
 // Stats are a Server's counters.
@@ -201,6 +205,7 @@ func New(opts *Options) *Server {
 	o.Databases = min(o.Databases, MaxDatabases)
 	o.PubsubLimit = o.PubsubLimit.withDefaults()
 	s := &Server{
+		started:   time.Now(),
 		hub:       newHub(),
 		opts:      o,
 		dbs:       make([]atomic.Pointer[keyspace], o.Databases),
