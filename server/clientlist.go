@@ -43,10 +43,10 @@ func (c *conn) publishView() {
 }
 
 // noteCommand records what CLIENT LIST shows of the command c is about to
-// run (valkey sets lastcmd before running it) and when.
+// run (valkey sets lastcmd before running it); when is recorded once per
+// batch (flushWith).
 func (c *conn) noteCommand(cmd *command) {
 	c.lastCmd.Store(cmd)
-	c.lastAt.Store(time.Now().UnixMilli())
 }
 
 // clientLine is the line of CLIENT LIST and CLIENT INFO for o, in valkey

@@ -54,7 +54,7 @@ type conn struct {
 	// CLIENT LIST (clientlist.go): what other clients may read of c.
 	pub     atomic.Pointer[clientView]
 	lastCmd atomic.Pointer[command]
-	lastAt  atomic.Int64 // Unix ms of the last command
+	lastAt  atomic.Int64 // Unix ms of the last batch of commands (flushWith)
 	totCmds atomic.Int64
 	queued  atomic.Int32 // commands queued after MULTI
 
@@ -179,6 +179,9 @@ func (c *conn) flushWith(more []byte) error {
 	if c.commands > 0 {
 		c.srv.commands.Add(c.commands)
 		c.commands = 0
+		// CLIENT LIST's idle: the clock read once per batch of requests,
+		// not per command.
+		c.lastAt.Store(time.Now().UnixMilli())
 	}
 	if c.srv.trk.pendingBcast.Load() {
 		// Broadcasts go after this connection's replies (tracking.go).
