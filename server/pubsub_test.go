@@ -187,11 +187,14 @@ func TestPubsubGoRedis(t *testing.T) {
 	ctx := context.Background()
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprint("RESP", proto), func(t *testing.T) {
+			// Names of this protocol's own: the other subtest's
+			// subscriber may not have been closed on the server yet.
+			c1, pat, px, sch := fmt.Sprint("c1.", proto), fmt.Sprint("p", proto, ".*"), fmt.Sprint("p", proto, ".x"), fmt.Sprintf("{s}%d", proto)
 			cl := redis.NewClient(&redis.Options{Addr: addr, Protocol: proto})
 			defer cl.Close()
-			ps := cl.Subscribe(ctx, "c1")
+			ps := cl.Subscribe(ctx, c1)
 			defer ps.Close()
-			if err := ps.PSubscribe(ctx, "p.*"); err != nil {
+			if err := ps.PSubscribe(ctx, pat); err != nil {
 				t.Fatal(err)
 			}
 			// Receive the two confirmations before publishing.
@@ -201,31 +204,31 @@ func TestPubsubGoRedis(t *testing.T) {
 				}
 			}
 			ch := ps.Channel()
-			if n := cl.Publish(ctx, "c1", "m1").Val(); n != 1 {
+			if n := cl.Publish(ctx, c1, "m1").Val(); n != 1 {
 				t.Errorf("PUBLISH c1 reached %d, want 1", n)
 			}
-			if n := cl.Publish(ctx, "p.x", "m2").Val(); n != 1 {
+			if n := cl.Publish(ctx, px, "m2").Val(); n != 1 {
 				t.Errorf("PUBLISH p.x reached %d, want 1", n)
 			}
-			for _, want := range []redis.Message{{Channel: "c1", Payload: "m1"}, {Channel: "p.x", Pattern: "p.*", Payload: "m2"}} {
+			for _, want := range []redis.Message{{Channel: c1, Payload: "m1"}, {Channel: px, Pattern: pat, Payload: "m2"}} {
 				m := <-ch
 				if m.Channel != want.Channel || m.Pattern != want.Pattern || m.Payload != want.Payload {
 					t.Errorf("message %+v, want %+v", *m, want)
 				}
 			}
 
-			ss := cl.SSubscribe(ctx, "{s}1")
+			ss := cl.SSubscribe(ctx, sch)
 			defer ss.Close()
 			if _, err := ss.Receive(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := cl.SPublish(ctx, "{s}1", "m3").Val(); n != 1 {
+			if n := cl.SPublish(ctx, sch, "m3").Val(); n != 1 {
 				t.Errorf("SPUBLISH reached %d, want 1", n)
 			}
-			if m := <-ss.Channel(); m.Channel != "{s}1" || m.Payload != "m3" {
+			if m := <-ss.Channel(); m.Channel != sch || m.Payload != "m3" {
 				t.Errorf("shard message %+v", *m)
 			}
-			if n := cl.PubSubNumSub(ctx, "c1").Val()["c1"]; n != 1 {
+			if n := cl.PubSubNumSub(ctx, c1).Val()[c1]; n != 1 {
 				t.Errorf("NUMSUB c1 = %d, want 1", n)
 			}
 		})
