@@ -31,14 +31,15 @@
 // BLMOVE, BZPOPMIN and the like) wait holding no lock and no event loop,
 // and are served in the order they blocked, as valkey's. It is
 // rdmapool's benchmark server and its tests' peer, not a database. It has
-// 215 of valkey-server 8.0.1's 241 commands (COMMAND COUNT; each checked
+// 223 of valkey-server 8.0.1's 241 commands (COMMAND COUNT; each checked
 // against valkey-server's COMMAND INFO and by the differential test):
 // strings and bit operations, lists with the blocking commands, hashes,
 // sets, sorted sets, streams with consumer groups, HyperLogLog, GEO,
 // scripting (EVAL and FUNCTION, on gopher-lua), transactions, pub/sub and
-// client-side caching. It has no persistence (SAVE, BGSAVE, DUMP, RESTORE),
-// no replication, no ACL users beyond AUTH's password, and no memory
-// limits or eviction.
+// client-side caching, CLIENT LIST and the server's introspection. It has
+// no persistence (SAVE, BGSAVE, DUMP, RESTORE), no replication, no ACL
+// users beyond AUTH's password, no MONITOR or CLIENT PAUSE yet, and no
+// memory limits or eviction.
 //
 // Servers in one process can be the nodes of a Valkey Cluster, each
 // serving some hash slots and redirecting the others (Cluster).
