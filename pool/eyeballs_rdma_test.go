@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
+	"github.com/seed54442f1a/rdmapool/qp"
 )
 
 // TestEyeballsKeepRDMA (VM): with a working RDMA path whose setup is
@@ -24,8 +26,18 @@ import (
 // (docs/benchmarks.md).
 func TestEyeballsKeepRDMA(t *testing.T) {
 	rdmatest.Require(t)
-	tg := embedded(t, rdmatest.Addr(t).String())
+	host := rdmatest.Addr(t).String()
+	tg := embedded(t, host)
 	ctx := context.Background()
+	// A connection held for the whole test keeps the process-wide
+	// reactor running, started before each pool's goroutine count
+	// (newPool) and still there when it is counted again: else the pool
+	// whose dials started it sees it as left behind.
+	hold, err := qp.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(tg.rdmaPort)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hold.Close() }) // after the pools' checks
 	const serial = 40
 	dials := func(p *Pool) []time.Duration {
 		t.Helper()
