@@ -37,8 +37,9 @@ bench-rxe:
 	vm/bench.sh
 
 # bench-valkey: in one VM boot, rdmapool bench --transport rdma beside
-# valkey-benchmark --rdma against one real valkey-server with RDMA, at -c 1
-# and -c 10 -P 16; writes out/bench-valkey.{json,md}. VALKEY_DIR holds
+# valkey-benchmark --rdma against one real valkey-server with RDMA, and
+# valkey-benchmark --rdma against rdmapool serve beside it, at -c 1,
+# -c 10 -P 16 and -c 50; writes out/bench-valkey.{json,md}. VALKEY_DIR holds
 # valkey-server and valkey-benchmark built with RDMA, 9.0 or later
 # (vm/valkey-build.sh SRC).
 bench-valkey:
