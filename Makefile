@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-cluster valkey-rdma test-rxe vm-run vm-fetch
+.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-serve-revs bench-cluster valkey-rdma test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -45,6 +45,13 @@ bench-rxe:
 bench-valkey:
 	@if [ -z $(call shq,VALKEY_DIR) ]; then echo "usage: make bench-valkey VALKEY_DIR=dir (valkey-server and valkey-benchmark 9.0+ with RDMA: vm/valkey-build.sh SRC)" >&2; exit 2; fi
 	vm/bench-valkey.sh --valkey $(call shq,VALKEY_DIR)
+
+# bench-serve-revs: in one VM boot, valkey-benchmark --rdma against
+# rdmapool serve built at each of REVS (git revisions; . is the working
+# tree), the order rotating by round; ratios to the first revision.
+bench-serve-revs:
+	@if [ -z $(call shq,VALKEY_DIR) ] || [ -z $(call shq,REVS) ]; then echo "usage: make bench-serve-revs VALKEY_DIR=dir REVS='rev1 rev2 ...' (valkey-benchmark 9.0+ with RDMA: vm/valkey-build.sh SRC)" >&2; exit 2; fi
+	vm/bench-serve-revs.sh --valkey $(call shq,VALKEY_DIR) $(REVS)
 
 # bench-cluster: in one VM boot, rdmapool bench --cluster against the
 # embedded cluster over RDMA and over TCP, back to back in each round;
