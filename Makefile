@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-serve-revs bench-cluster valkey-rdma test-rxe vm-run vm-fetch
+.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-serve-revs bench-cluster bench-listen valkey-rdma test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -58,6 +58,15 @@ bench-serve-revs:
 # writes out/bench-cluster.{json,md}.
 bench-cluster:
 	vm/bench-cluster.sh
+
+# bench-listen: in one VM boot, gRPC unary calls and net/http GETs between a
+# server on pool.Listen and a client through a pool.Dialer in another
+# process, RDMA (RDMAOnly) beside TCP (TCPOnly), with p50/p99 and ops/s
+# (bench/listen_test.go). LISTEN_COUNT rounds (default 5), LISTEN_BENCHTIME
+# each (default 2s).
+bench-listen:
+	$(MAKE) test-rxe VM_PKGS=./bench VM_RUN='^$$' \
+		VM_TESTFLAGS="-test.bench=^BenchmarkListen -test.benchmem -test.count=$${LISTEN_COUNT:-5} -test.benchtime=$${LISTEN_BENCHTIME:-2s}"
 
 # valkey-rdma: in one VM boot, the scenarios against a real valkey-server
 # with RDMA (built in, or the valkey-rdma.so module), then rdmapool bench

@@ -57,6 +57,9 @@ func rdmaOptions() (*qp.Options, error) {
 }
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(serviceEnv); v != "" { // listen_test.go
+		os.Exit(serveService(v))
+	}
 	if v := os.Getenv(echoEnv); v != "" {
 		code := echoServer(v)
 		saveTimeline() // only with -tags rdmapool_stages
@@ -117,12 +120,20 @@ func startEcho(tb testing.TB, mode string) string {
 // startEchoProcess is startEcho that also returns the child's pid.
 func startEchoProcess(tb testing.TB, mode string) (addr string, pid int) {
 	tb.Helper()
+	return startChild(tb, echoEnv, mode)
+}
+
+// startChild runs this test binary as a server, with env set to mode, and
+// returns the address it prints and its pid; it stops when the benchmark
+// ends.
+func startChild(tb testing.TB, env, mode string) (addr string, pid int) {
+	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), echoEnv+"="+mode)
+	cmd.Env = append(os.Environ(), env+"="+mode)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -141,7 +152,7 @@ func startEchoProcess(tb testing.TB, mode string) (addr string, pid int) {
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		tb.Fatalf("the %s echo server did not start: %v", mode, err)
+		tb.Fatalf("the %s server did not start: %v", mode, err)
 	}
 	return strings.TrimSpace(line), cmd.Process.Pid
 }

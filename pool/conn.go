@@ -10,6 +10,12 @@
 // libraries (go-redis's Options.Dialer, valkey-go's DialCtxFn), so that
 // they use RDMA with no other change.
 //
+// Listen is the other end, for Go services of one's own: a net.Listener
+// (Listener) that accepts clients over RDMA and TCP on one address, by the
+// same Policy (Auto: TCP, and RDMA beside it where this machine can, saying
+// why not), for grpc.Server.Serve or http.Serve; their clients dial
+// through a Dialer (grpc.WithContextDialer, http.Transport.DialContext).
+//
 // Nothing here needs cgo: the RDMA libraries are loaded at the first RDMA
 // dial (package loader). On TCP, a Conn is a *net.TCPConn behind the Conn
 // contract (TCPNetpoll, the default) or, with Options.TCPEngine set to

@@ -47,7 +47,10 @@ func init() {
 // noRDMADevice returns an error matching syscall.ENODEV, as qp.Dial's on
 // such a machine does, when the look says there is no RDMA device, and nil
 // when there may be one.
-func noRDMADevice(addr string) error {
+func noRDMADevice(addr string) error { return lookNoDevice("dial", addr) }
+
+// lookNoDevice is noRDMADevice for op, "dial" or "listen".
+func lookNoDevice(op, addr string) error {
 	r := lookUnsure
 	select {
 	case <-early.done:
@@ -62,7 +65,7 @@ func noRDMADevice(addr string) error {
 	if r == lookUnsure {
 		return nil
 	}
-	return &net.OpError{Op: "dial", Net: "rdma", Addr: stringAddr(addr), Err: &noDeviceError{noModule: r == lookNoModule}}
+	return &net.OpError{Op: op, Net: "rdma", Addr: stringAddr(addr), Err: &noDeviceError{noModule: r == lookNoModule}}
 }
 
 func look() lookResult {
