@@ -239,11 +239,17 @@ func (l *Listener) start() {
 	if tl := l.tcp; tl != nil {
 		l.pumps.Add(1)
 		go l.pump(TCP, func() (Conn, error) {
-			tc, err := tl.AcceptTCP()
-			if err != nil {
-				return nil, err
+			for {
+				tc, err := tl.AcceptTCP()
+				if err != nil {
+					return nil, err
+				}
+				// An error here is that client's (NewTCPConn has closed
+				// it), not the listener's: accept the next.
+				if c, err := NewTCPConn(tc); err == nil {
+					return c, nil
+				}
 			}
-			return NewTCPConn(tc)
 		})
 	}
 	if rl := l.rdma; rl != nil {
