@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -43,7 +44,7 @@ type Conn struct {
 	reactor *cq.Reactor
 	member  *cq.Member // the QP's place on a CQ shared with the device's other QPs
 	h       *completions
-	marks   readMarks // stage timings (stages.go)
+	marks   stages.ReadMarks // stage timings (package internal/stages)
 	local   Addr
 	remote  Addr
 
