@@ -172,10 +172,10 @@ func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 		}
 		c.acquired = true
 	}
-	if c.member, err = c.reactor.Attach(ctx, 2*c.opts.QueueDepth, c.h); err != nil {
+	if c.member, err = attachCQ(c.reactor, ctx, 2*c.opts.QueueDepth, c.h); err != nil {
 		return err
 	}
-	res, err := newResources(c.t, ctx, c.member.CQ(), min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
+	res, err := newResources(c.t, ctx, memberCQ(c.member), min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}

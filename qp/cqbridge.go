@@ -1,0 +1,18 @@
+package qp
+
+import (
+	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/bridge"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
+)
+
+// What package cq keeps out of its API for taking C handles, set by its
+// init (cq/bridge.go); asserted here, when qp is initialised, so that a
+// changed signature fails at once.
+var (
+	// attachCQ places a QP's completions, cqes entries, on a CQ of the
+	// reactor's on ctx's device and routes them to h.
+	attachCQ = bridge.CQAttach.(func(r *cq.Reactor, ctx verbs.Ptr[verbs.Context], cqes int, h cq.Handler) (*cq.Member, error))
+	// memberCQ is the CQ to create a member's QP with.
+	memberCQ = bridge.CQOfMember.(func(*cq.Member) verbs.Ptr[verbs.CQ])
+)
