@@ -3,6 +3,8 @@ package bench
 import (
 	"testing"
 
+	"github.com/seed54442f1a/rdmapool/internal/bridge"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -70,5 +72,5 @@ func openPD(tb testing.TB) mr.PD {
 		t.DeallocPD(pd)
 		t.CloseDevice(ctx)
 	})
-	return mr.NewPD(pd)
+	return bridge.MRNewPD.(func(verbs.Ptr[verbs.PD]) mr.PD)(pd)
 }

@@ -114,7 +114,7 @@ func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], cq verbs.Ptr[ver
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
 	}
-	pd := mr.NewPD(r.pd)
+	pd := newPD(r.pd)
 	r.mpd = pd
 	if r.cmd, err = mr.Register(pd, 2*depth*cmdSize, mr.LocalWrite); err != nil {
 		return nil, err

@@ -16,4 +16,7 @@ var (
 	// func(*cq.Member) verbs.Ptr[verbs.CQ]: the CQ to create the member's
 	// queue pair with.
 	CQOfMember any
+	// MRNewPD is package mr's newPD, of type func(verbs.Ptr[verbs.PD]) mr.PD:
+	// a protection domain to register memory with.
+	MRNewPD any
 )
