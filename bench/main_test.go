@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/qp"
 )
 
@@ -67,7 +68,7 @@ func TestMain(m *testing.M) {
 	}
 	cleanup := startTimeline()
 	code := m.Run()
-	qp.WriteStages(os.Stderr, "client") // only with -tags rdmapool_stages
+	stages.Print(os.Stderr, "client") // only with -tags rdmapool_stages
 	writeTimeline(os.Stderr)
 	cleanup()
 	os.Exit(code)
@@ -99,7 +100,7 @@ func echoServer(mode string) int {
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			qp.WriteStages(os.Stderr, "server") // only with -tags rdmapool_stages
+			stages.Print(os.Stderr, "server") // only with -tags rdmapool_stages
 			return 0
 		}
 		go func() {

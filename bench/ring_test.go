@@ -3,6 +3,8 @@ package bench
 import (
 	"testing"
 
+	"github.com/seed54442f1a/rdmapool/internal/bridge"
+	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -48,7 +50,8 @@ func BenchmarkRing(b *testing.B) {
 // both released when the test ends. It fails or skips as rdmatest.Require does.
 func openPD(tb testing.TB) mr.PD {
 	tb.Helper()
-	t := rdmatest.Require(tb)
+	rdmatest.Require(tb)
+	t := verbs.Bound()
 	devs, list, err := t.GetDeviceList()
 	if err != nil {
 		tb.Fatal(err)
@@ -70,5 +73,5 @@ func openPD(tb testing.TB) mr.PD {
 		t.DeallocPD(pd)
 		t.CloseDevice(ctx)
 	})
-	return mr.NewPD(pd)
+	return bridge.MRNewPD.(func(verbs.Ptr[verbs.PD]) mr.PD)(pd)
 }

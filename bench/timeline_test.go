@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/seed54442f1a/rdmapool/qp"
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 )
 
-// The round trip's legs, from both processes' stamps (qp.Timeline), in a
+// The round trip's legs, from both processes' stamps (stages.Timeline), in a
 // build with -tags rdmapool_stages: the client makes a directory and names
 // it in timelineEnv; the echo server saves its stamps there when it exits,
 // and the client puts them beside its own.
@@ -22,7 +22,7 @@ const timelineWarmup = 1000
 
 // startTimeline makes the directory the echo servers save their stamps in.
 func startTimeline() (cleanup func()) {
-	if !qp.StagesEnabled {
+	if !stages.Enabled {
 		return func() {}
 	}
 	dir, err := os.MkdirTemp("", "rdmapool-timeline")
@@ -39,10 +39,10 @@ func startTimeline() (cleanup func()) {
 // RDMA one before it alone).
 func saveTimeline() {
 	dir := os.Getenv(timelineEnv)
-	if !qp.StagesEnabled || dir == "" {
+	if !stages.Enabled || dir == "" {
 		return
 	}
-	found, start, end := qp.Timeline()
+	found, start, end := stages.Timeline()
 	if len(found) == 0 && len(start) == 0 {
 		return
 	}
@@ -89,7 +89,7 @@ func loadTimeline(path string) (stamps [3][]int64, err error) {
 // match the last server's, and it says so.
 func writeTimeline(w io.Writer) {
 	dir := os.Getenv(timelineEnv)
-	if !qp.StagesEnabled || dir == "" {
+	if !stages.Enabled || dir == "" {
 		return
 	}
 	srv, err := loadTimeline(filepath.Join(dir, "server"))
@@ -99,7 +99,7 @@ func writeTimeline(w io.Writer) {
 		}
 		return
 	}
-	cFound, cStart, cEnd := qp.Timeline()
+	cFound, cStart, cEnd := stages.Timeline()
 	sFound, sStart, sEnd := srv[0], srv[1], srv[2]
 	n := min(len(cFound), len(cStart)-1, len(sFound), len(sStart))
 	if max(len(cFound), len(cStart), len(sFound), len(sStart))-n > 1 || n <= timelineWarmup {

@@ -9,11 +9,11 @@
 // armed and found empty is polled no more until its event comes, so idle
 // CQs cost neither polls nor arms.
 //
-// The reactor owns the CQs. The queue pairs of one device share them
-// (Attach): a CQ holds the work requests of as many queue pairs as fit in
-// it, and all of a device's CQs report to one completion channel, so one
-// poll serves every connection with work, one arm covers the idle ones, and
-// a connection costs no file descriptor.
+// The reactor owns the CQs. The queue pairs of one device share them (package
+// qp attaches them): a CQ holds the work requests of as many queue pairs as
+// fit in it, and all of a device's CQs report to one completion channel, so
+// one poll serves every connection with work, one arm covers the idle ones,
+// and a connection costs no file descriptor.
 //
 // The reactor is built for Linux, where it sleeps in epoll
 // (reactor_linux.go); on other systems (reactor_other.go) New fails, as
@@ -60,7 +60,7 @@ type Stats struct {
 	Handoffs    uint64 // sleeps that ended by handoffLimit: a CQ with parked waiters was left to a member polling it
 	Passes      uint64 // times the busy reactor let the netpoller run (netpass.Every)
 	CQs         int    // CQs the reactor has now
-	Members     int    // queue pairs attached now (Attach, until Release)
+	Members     int    // queue pairs attached now (by package qp, until Release)
 	Hot         int    // CQs the reactor polls now (the others are armed and idle)
 	Channels    int    // completion channels in the reactor's epoll set now: one per device
 }

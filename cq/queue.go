@@ -27,7 +27,7 @@ type queue struct {
 	mu      sync.Mutex
 	members []member    // by registration slot
 	free    []uint32    // slots of members that left
-	broken  atomic.Bool // a poll failed: the CQ is in error and polled no more (set under mu, read by Attach too)
+	broken  atomic.Bool // a poll failed: the CQ is in error and polled no more (set under mu, read by attach too)
 
 	used int // entries reserved by members not yet released (the reactor's devMu)
 
@@ -97,7 +97,7 @@ func (q *queue) dispatch(wcs []Completion, owner uint32) (own int) {
 	return own
 }
 
-// Member is a queue pair's place on a CQ of the reactor's (Reactor.Attach):
+// Member is a queue pair's place on a CQ of the reactor's (Reactor.attach):
 // the CQ to create the QP with, the wr_ids that route its completions to
 // its Handler, and polling the CQ from the member's own goroutines.
 // Its methods are for one owner: Leave and Release are not called
@@ -110,8 +110,9 @@ type Member struct {
 	released bool
 }
 
-// CQ is the CQ to create the queue pair with, as its send and receive CQ.
-func (m *Member) CQ() verbs.Ptr[verbs.CQ] { return m.q.cq }
+// handle is the CQ to create the queue pair with, as its send and receive
+// CQ. Package qp calls it through internal/bridge (bridge.go).
+func (m *Member) handle() verbs.Ptr[verbs.CQ] { return m.q.cq }
 
 // SendWRID returns the wr_id for a send-queue work request that carries
 // local (23 bits) for the handler.

@@ -154,12 +154,13 @@ func newReactor(opts Options, t *verbs.Table, wcs verbs.Ptr[verbs.WC], evOut ver
 		byCQ:    make(map[uintptr]*queue), chans: make(map[int32]*device)}, nil
 }
 
-// Attach places a queue pair's completions, which need cqes entries (its
+// attach places a queue pair's completions, which need cqes entries (its
 // send and receive queues' depths), on a CQ of the device ctx, shared with
-// other queue pairs there, and routes them to h. Create the QP with
-// Member.CQ and give each work request a wr_id from the Member; after the
-// QP is destroyed, call Release.
-func (r *Reactor) Attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
+// other queue pairs there, and routes them to h. Create the QP with the
+// Member's handle and give each work request a wr_id from the Member; after
+// the QP is destroyed, call Release. Package qp calls it through
+// internal/bridge (bridge.go).
+func (r *Reactor) attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
 	if ctx.IsNil() || cqes <= 0 {
 		return nil, fmt.Errorf("cq: Attach of %d entries on device %#x", cqes, ctx.Addr())
 	}

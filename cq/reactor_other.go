@@ -22,8 +22,8 @@ type Reactor struct {
 // New fails off Linux.
 func New(opts Options) (*Reactor, error) { return nil, errNoReactor }
 
-// Attach fails: the reactor is closed.
-func (r *Reactor) Attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
+// attach fails: the reactor is closed.
+func (r *Reactor) attach(ctx verbs.Ptr[verbs.Context], cqes int, h Handler) (*Member, error) {
 	return nil, errors.New("cq: reactor is closed")
 }
 

@@ -19,14 +19,15 @@ import (
 )
 
 // PD is a protection domain to register memory with. Package qp makes one
-// per connection (NewPD); the zero PD is none, and Register fails with it.
+// per connection (newPD); the zero PD is none, and Register fails with it.
 type PD struct {
 	h verbs.Ptr[verbs.PD]
 }
 
-// NewPD wraps a protection domain that the caller allocated and frees after
-// every region registered with it.
-func NewPD(h verbs.Ptr[verbs.PD]) PD { return PD{h: h} }
+// newPD wraps a protection domain that the caller allocated and frees after
+// every region registered with it. Package qp calls it through
+// internal/bridge (bridge.go).
+func newPD(h verbs.Ptr[verbs.PD]) PD { return PD{h: h} }
 
 // Access says what a peer and the local NIC may do with a region. Give each
 // buffer the least it needs: only a receive buffer is remotely writable.

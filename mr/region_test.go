@@ -51,7 +51,8 @@ func withPD(t *verbs.Table, f func(pd mr.PD)) error {
 }
 
 func TestRegister(t *testing.T) {
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	before := rdmatest.Resources(t)
 	err := withPD(tb, func(pd mr.PD) {
 		r, err := mr.Register(pd, 10000, mr.LocalWrite|mr.RemoteWrite)
@@ -132,7 +133,8 @@ func registerUnderLowMemlock() int {
 // Reset between Wrote's load and store, cannot be staged here: before the
 // fix this test passed too.)
 func TestRecvRingZeroWrite(t *testing.T) {
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	err := withPD(tb, func(pd mr.PD) {
 		r, err := mr.Register(pd, 4096, mr.LocalWrite|mr.RemoteWrite)
 		if err != nil {

@@ -231,17 +231,21 @@ func TestRDMAOnlyRemedy(t *testing.T) {
 	}
 }
 
-// TestDropInHungRDMAGoRedis: go-redis with DialTimeout 100 ms through a
-// zero Dialer whose RDMA dials hang (as a filtered RDMA port's do) gets a
-// TCP connection to valkey-server: one RDMA dial, cancelled, one TCP
-// connection, one OnFallback call (ReasonSlow). Beside it, go-redis's own
-// dialer; the times are logged, not asserted.
+// TestDropInHungRDMAGoRedis: go-redis with a DialTimeout through a Dialer
+// whose RDMA dials hang (as a filtered RDMA port's do) gets a TCP
+// connection to valkey-server: one RDMA dial, cancelled, one TCP
+// connection, one OnFallback call (ReasonSlow). The Dialer's FallbackDelay
+// and DialTimeout are longer than the client's DialTimeout, so TCP starts
+// by the delay's cap, half the client's 10 s: that
+// leaves the TCP dial 5 s, where a DialTimeout of 100 ms left it 50 ms,
+// which a loaded machine could miss. Beside it, go-redis's own dialer; the
+// times are logged, not asserted.
 func TestDropInHungRDMAGoRedis(t *testing.T) {
 	addr := testutil.ValkeyServer(t)
 	hung := &hungRDMA{}
 	var mu sync.Mutex
 	var hooked []*pool.FallbackError
-	d := &pool.Dialer{Options: pool.Options{Network: hung, OnFallback: func(fe *pool.FallbackError) {
+	d := &pool.Dialer{Options: pool.Options{Network: hung, FallbackDelay: time.Hour, DialTimeout: time.Minute, OnFallback: func(fe *pool.FallbackError) {
 		mu.Lock()
 		hooked = append(hooked, fe)
 		mu.Unlock()
@@ -249,7 +253,7 @@ func TestDropInHungRDMAGoRedis(t *testing.T) {
 	defer d.Close()
 	ctx := context.Background()
 	for _, own := range []bool{true, false} {
-		o := &redis.Options{Addr: addr, DialTimeout: 100 * time.Millisecond}
+		o := &redis.Options{Addr: addr, DialTimeout: 10 * time.Second}
 		if !own {
 			o.Dialer = d.DialContext
 		}
@@ -424,8 +428,9 @@ func TestFirstDial(t *testing.T) {
 // that TCP beat is left to finish, and its setup time sets the next
 // dials' delay: an RDMA path slower than DefaultFallbackDelay loses the
 // first dial and wins the next. The first RDMA setup is held for a second
-// (the delay becomes twice that, capped at 2 s); the second takes 600 ms,
-// more than DefaultFallbackDelay: only a learnt delay lets RDMA win it.
+// or more (the delay becomes twice that, capped at 2 s: asserted as the
+// pool's delay, not as a race of timers); the second takes 600 ms, and
+// connects over RDMA.
 func TestEyeballsLearnSetup(t *testing.T) {
 	ended := make(chan struct{}, 4)
 	p, n := newMemPool(t, pool.Options{}, func(c net.Conn) {
@@ -452,6 +457,13 @@ func TestEyeballsLearnSetup(t *testing.T) {
 	// The held RDMA dial finishes, teaches its setup and is closed: the
 	// only connection to end so far.
 	<-ended
+	if d := pool.FallbackDelayOf(p); d != 2*time.Second {
+		t.Errorf("the delay after a setup of a second or more is %v, want 2 s (twice it, capped)", d)
+	}
+	// The second dial: its RDMA setup takes 600 ms, more than
+	// DefaultFallbackDelay, and its TCP dial, if the pool starts one,
+	// hangs, so that RDMA wins whatever the timers do on a loaded machine.
+	n.OnDial(pool.TCP, pooltest.Hang)
 	n.OnDial(pool.RDMA, func(ctx context.Context, _ string) error {
 		select {
 		case <-time.After(600 * time.Millisecond):

@@ -41,7 +41,7 @@ func newPool(t *testing.T, o Options) *Pool {
 
 func checkGoroutines(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -179,7 +179,7 @@ func TestPoolEvictionAndLifetime(t *testing.T) {
 	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MaxIdleTime: 50 * time.Millisecond})
 	c, _ := p.Get(context.Background())
 	c.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for p.Stats().Open != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -199,7 +199,7 @@ func TestPoolEvictionAndLifetime(t *testing.T) {
 func TestPoolMinIdle(t *testing.T) {
 	s := newEchoServer(t)
 	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MinIdle: 3})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for p.Stats().Idle < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -241,7 +241,7 @@ func TestPoolMinIdleBacksOff(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinIdle: 2, MinBackoff: time.Minute, MaxBackoff: time.Hour})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for p.Stats().DialErrors == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -424,7 +424,8 @@ func getAsync(p *Pool, ctx context.Context) <-chan error {
 }
 
 // wantGetErr waits for the error of a Get (getAsync) that Close should end
-// at once, where the test set it to wait a minute otherwise.
+// at once, where the test set it to wait an hour otherwise: a minute's
+// wait is a hang, not a measurement.
 func wantGetErr(t *testing.T, errc <-chan error, what string) {
 	t.Helper()
 	select {
@@ -432,8 +433,8 @@ func wantGetErr(t *testing.T, errc <-chan error, what string) {
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", what, err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s still waits 5 s after Close", what)
+	case <-time.After(time.Minute):
+		t.Fatalf("%s still waits a minute after Close", what)
 	}
 }
 
@@ -441,7 +442,7 @@ func wantGetErr(t *testing.T, errc <-chan error, what string) {
 // returns ErrClosed without counting a dial error.
 func TestPoolCloseCancelsDial(t *testing.T) {
 	addr := testutil.FullListener(t)
-	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, DialTimeout: time.Minute})
+	p := newPool(t, Options{Addr: addr, Policy: TCPOnly, DialTimeout: time.Hour})
 	errc := getAsync(p, context.Background())
 	time.Sleep(100 * time.Millisecond) // the connect hangs
 	p.Close()
@@ -456,7 +457,10 @@ func TestPoolCloseCancelsDial(t *testing.T) {
 // dials at once.
 func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	s := newEchoServer(t)
-	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MinBackoff: 10 * time.Second})
+	// The backoff is an hour and the next Get's context a minute: a Get
+	// that waited for a backoff would fail by its context, whatever the
+	// machine's speed.
+	p := newPool(t, Options{Addr: s.Addr(), Policy: TCPOnly, MinBackoff: time.Hour, MaxBackoff: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if c, err := p.Get(ctx); !errors.Is(err, context.Canceled) {
@@ -465,7 +469,7 @@ func TestPoolCallerCancelNoBackoff(t *testing.T) {
 		}
 		t.Fatalf("Get with a cancelled context: %v, want context.Canceled", err)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := p.Get(ctx)
 	if err != nil {
@@ -475,7 +479,7 @@ func TestPoolCallerCancelNoBackoff(t *testing.T) {
 	c.Close()
 
 	addr := testutil.FullListener(t)
-	q := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: 10 * time.Second})
+	q := newPool(t, Options{Addr: addr, Policy: TCPOnly, MinBackoff: time.Hour, MaxBackoff: time.Hour, DialTimeout: time.Hour})
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	if _, err := q.Get(ctx); !errors.Is(err, context.Canceled) {

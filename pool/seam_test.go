@@ -278,8 +278,13 @@ func TestSeamDialTimeout(t *testing.T) {
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Errorf("the dial ended after %v, before DialTimeout (50 ms)", d)
 	}
+	// The caller gives up while the dial runs: the dial cancels the
+	// Get's context as it starts (not a timer racing DialTimeout's).
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(10*time.Millisecond, cancel)
+	n.OnDial(pool.TCP, func(dctx context.Context, addr string) error {
+		cancel()
+		return pooltest.Hang(dctx, addr)
+	})
 	if _, err := p.Get(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Get: %v", err)
 	}
@@ -311,6 +316,7 @@ func TestSeamLimits(t *testing.T) {
 		}
 	})
 	t.Run("bounded", func(t *testing.T) {
+		// WaitTimeout ends a Get at the bound on a background context.
 		p, _ := newMemPool(t, pool.Options{Policy: pool.TCPOnly, MaxOpen: 2, WaitTimeout: 100 * time.Millisecond}, pooltest.Echo)
 		ctx := context.Background()
 		a, _ := p.Get(ctx)
@@ -320,20 +326,38 @@ func TestSeamLimits(t *testing.T) {
 		if d := time.Since(start); !errors.Is(err, pool.ErrExhausted) || errors.Is(err, context.DeadlineExceeded) || d < 100*time.Millisecond {
 			t.Errorf("Get at the bound, background context: %v after %v; want ErrExhausted at WaitTimeout (100 ms)", err, d)
 		}
+		a.Close()
+		b.Close()
+		if st := p.Stats(); st.Waits != 1 || st.Open != 2 {
+			t.Errorf("stats %+v", st)
+		}
+
+		// With a WaitTimeout no Get reaches, its context ends it, and a
+		// connection that comes back while it waits is its.
+		q, _ := newMemPool(t, pool.Options{Policy: pool.TCPOnly, MaxOpen: 2, WaitTimeout: time.Hour}, pooltest.Echo)
+		a, _ = q.Get(ctx)
+		b, _ = q.Get(ctx)
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
-		if _, err := p.Get(short); !errors.Is(err, pool.ErrExhausted) || !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := q.Get(short); !errors.Is(err, pool.ErrExhausted) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Get at the bound, short context: %v; want ErrExhausted and DeadlineExceeded", err)
 		}
-		time.AfterFunc(20*time.Millisecond, func() { a.Close() })
-		c, err := p.Get(ctx)
+		wait, cancelWait := context.WithTimeout(ctx, time.Minute) // a hang, not a measurement
+		defer cancelWait()
+		go func() {
+			for q.Stats().Waits < 2 && wait.Err() == nil { // the next Get waits
+				time.Sleep(time.Millisecond)
+			}
+			a.Close()
+		}()
+		c, err := q.Get(wait)
 		if err != nil {
 			t.Fatalf("Get as one comes back: %v", err)
 		}
 		memPing(t, c)
 		c.Close()
 		b.Close()
-		if st := p.Stats(); st.Waits != 3 || st.Open != 2 {
+		if st := q.Stats(); st.Waits != 2 || st.Open != 2 {
 			t.Errorf("stats %+v", st)
 		}
 	})

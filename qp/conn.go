@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/deadline"
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -43,7 +44,7 @@ type Conn struct {
 	reactor *cq.Reactor
 	member  *cq.Member // the QP's place on a CQ shared with the device's other QPs
 	h       *completions
-	marks   readMarks // stage timings (stages.go)
+	marks   stages.ReadMarks // stage timings (package internal/stages)
 	local   Addr
 	remote  Addr
 
@@ -171,10 +172,10 @@ func (c *Conn) prepare(ctx verbs.Ptr[verbs.Context]) error {
 		}
 		c.acquired = true
 	}
-	if c.member, err = c.reactor.Attach(ctx, 2*c.opts.QueueDepth, c.h); err != nil {
+	if c.member, err = attachCQ(c.reactor, ctx, 2*c.opts.QueueDepth, c.h); err != nil {
 		return err
 	}
-	res, err := newResources(c.t, ctx, c.member.CQ(), min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
+	res, err := newResources(c.t, ctx, memberCQ(c.member), min(rxStart, c.opts.RecvBufferSize), c.opts.QueueDepth)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/seed54442f1a/rdmapool/cq"
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 )
 
@@ -37,17 +38,17 @@ func (c *Conn) pollInline() bool {
 		return false
 	}
 	var t0 int64
-	if StagesEnabled {
-		t0 = stageNow()
+	if stages.Enabled {
+		t0 = stages.Now()
 	}
 	own := m.PollLocked()
-	if StagesEnabled {
+	if stages.Enabled {
 		if own == 0 {
-			stagePollMiss.since(t0)
+			stages.PollMiss.Since(t0)
 		} else {
-			t1 := stageNow()
-			stagePollHit.record(t1 - t0)
-			c.marks.polled(t1)
+			t1 := stages.Now()
+			stages.PollHit.Record(t1 - t0)
+			c.marks.Polled(t1)
 		}
 	}
 	return own > 0
@@ -141,8 +142,8 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 				return
 			}
 			received = true
-			if StagesEnabled {
-				timelineFound(stageNow())
+			if stages.Enabled {
+				stages.Found(stages.Now())
 			}
 		default:
 			c.fail(&ProtocolError{What: fmt.Sprintf("unexpected receive completion opcode %d", wc.Opcode())})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
 
@@ -13,9 +14,9 @@ import (
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	if StagesEnabled {
-		c.marks.begin()
-		defer c.marks.end()
+	if stages.Enabled {
+		c.marks.Begin()
+		defer c.marks.End()
 	}
 	b, err := c.readable()
 	if err != nil {

@@ -1,6 +1,7 @@
 package qp
 
 import (
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
 	"github.com/seed54442f1a/rdmapool/mr"
 )
@@ -113,7 +114,7 @@ func newResources(t *verbs.Table, ctx verbs.Ptr[verbs.Context], cq verbs.Ptr[ver
 	if r.pd, err = t.AllocPD(ctx); err != nil {
 		return nil, err
 	}
-	pd := mr.NewPD(r.pd)
+	pd := newPD(r.pd)
 	r.mpd = pd
 	if r.cmd, err = mr.Register(pd, 2*depth*cmdSize, mr.LocalWrite); err != nil {
 		return nil, err
@@ -207,15 +208,15 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 		wr.SendFlags |= verbs.SendInline
 	}
 	var t0 int64
-	if StagesEnabled {
-		t0 = stageNow()
+	if stages.Enabled {
+		t0 = stages.Now()
 	}
 	errno := verbs.PostSend(r.ops, r.qp, r.scratch.sendWR, r.scratch.badWR)
-	if StagesEnabled {
-		t1 := stageNow()
-		stagePostSend.record(t1 - t0)
+	if stages.Enabled {
+		t1 := stages.Now()
+		stages.PostSend.Record(t1 - t0)
 		if opcode == opcodeWrite {
-			timelinePost(t0, t1)
+			stages.Posted(t0, t1)
 		}
 	}
 	if errno != 0 {

@@ -468,7 +468,8 @@ type strictPeer struct {
 // port); it closes when the test ends.
 func startStrictPeer(t *testing.T, opts strictOptions) *strictPeer {
 	t.Helper()
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	if opts.RxSize == 0 {
 		opts.RxSize = strictDefRx
 	}

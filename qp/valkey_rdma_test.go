@@ -188,7 +188,8 @@ func (v *valkeyPeer) collect(want int, quiet time.Duration) int {
 //     for a version outside both it only logs what happened.
 func TestValkeyRDMARegisterXferMemory(t *testing.T) {
 	b := testutil.RequireValkeyBuild(t)
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	t.Logf("%s: RDMA %v", b.Version(), b.Mode)
 	quiet := 3 * time.Second // under emulation, a reply in flight pauses for less
 

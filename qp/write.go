@@ -3,6 +3,8 @@ package qp
 import (
 	"errors"
 	"os"
+
+	"github.com/seed54442f1a/rdmapool/internal/stages"
 )
 
 // errQPDown: the QP went to the error state, its send queue will not drain.
@@ -10,8 +12,8 @@ var errQPDown = errors.New("rdma: the queue pair is down")
 
 // Write writes p, splitting it across the peer's re-arms as needed.
 func (c *Conn) Write(p []byte) (int, error) {
-	if StagesEnabled {
-		defer stageWrite.since(stageNow())
+	if stages.Enabled {
+		defer stages.Write.Since(stages.Now())
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

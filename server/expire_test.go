@@ -23,16 +23,29 @@ func TestActiveExpiry(t *testing.T) {
 		b.WriteString(encode("set", "forever:"+strconv.Itoa(i), "v"))
 	}
 	b.WriteString(encode("set", "later", "v", "px", "300"))
+	sent := time.Now()
 	rc.send(b.String())
 	for range n + 201 {
 		rc.expect("+OK\r\n")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for rc.do("dbsize") != ":201\r\n" && time.Now().Before(deadline) {
+	// The deadline only bounds the wait for the deletions (a hang); how
+	// long they took is not asserted.
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if size := rc.do("dbsize"); size == ":201\r\n" || size == ":200\r\n" {
+			break
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	rc.expectReply(t, []string{"dbsize"}, ":201\r\n")
-	rc.expectReply(t, []string{"exists", "long:7", "forever:7", "later"}, ":3\r\n")
+	rc.expectReply(t, []string{"exists", "long:7", "forever:7"}, ":2\r\n")
+	// "later" is deleted in its time, not before; on a slow machine the
+	// short keys may take longer than its 300 ms to go, so it is not
+	// asserted to be there still.
+	if rc.do("exists", "later") == ":0\r\n" {
+		if d := time.Since(sent); d < 300*time.Millisecond {
+			t.Errorf("later (px 300) deleted %v after it was set", d)
+		}
+	}
 	for time.Now().Before(deadline) && rc.do("dbsize") != ":200\r\n" {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -596,7 +596,7 @@ func TestCloseAcceptedAfterClose(t *testing.T) {
 	go func() { stats <- srv.Stats() }()
 	select {
 	case <-stats:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Errorf("Stats blocked while a connection closes")
 	}
 	close(nc.release)

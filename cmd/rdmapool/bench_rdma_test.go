@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seed54442f1a/rdmapool/loader/rdmatest"
 )
@@ -26,10 +26,16 @@ func TestBenchRDMAFlags(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "  keep alive: 0\n") || !strings.Contains(stdout, "20 requests completed") {
 		t.Errorf("-k 0: exit %d, stdout %s, stderr %s", code, stdout, stderr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// -I holds its connections until a signal (here its context's end),
+	// given once it says which transport they use.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
-	if code := bench(ctx, []string{"--transport", "rdma", "-I", "-c", "4"}, &out, &errb, false); code != 0 ||
+	exited := make(chan int, 1)
+	go func() { exited <- bench(ctx, []string{"--transport", "rdma", "-I", "-c", "4"}, &out, &errb, false) }()
+	waitFor(t, func() string { return out.String() + errb.String() }, regexp.MustCompile(`transport: \w+|rdmapool bench: `))
+	cancel()
+	if code := <-exited; code != 0 ||
 		!strings.Contains(out.String(), "transport: rdma") || !strings.HasPrefix(out.String(), "Creating 4 idle connections") {
 		t.Errorf("-I: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}

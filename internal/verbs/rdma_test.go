@@ -22,7 +22,8 @@ import (
 const eventTimeout = 20 * time.Second // soft-RoCE under emulation is slow
 
 func TestListDevices(t *testing.T) {
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	devs, list, err := tb.GetDeviceList()
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +260,8 @@ func pattern(n int, seed byte) []byte {
 // completion channel, tears everything down in reverse order and checks the
 // kernel holds no RDMA object more than before.
 func TestConnectSendWriteWithImm(t *testing.T) {
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	addr := rdmatest.Addr(t)
 	before := rdmatest.Resources(t)
 	t.Logf("resources before: %v", before)

@@ -15,7 +15,8 @@ import (
 // sockaddr's scope id and comes back as the index; an unknown one is an
 // error.
 func TestSockaddrZone(t *testing.T) {
-	tb := rdmatest.Require(t)
+	rdmatest.Require(t)
+	tb := verbs.Bound()
 	lo, err := net.InterfaceByName("lo")
 	if err != nil {
 		t.Skipf("no loopback interface: %v", err)

@@ -1,6 +1,6 @@
 //go:build rdmapool_stages
 
-package qp
+package stages
 
 import (
 	"fmt"
@@ -14,26 +14,26 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// stageNames label the stages in WriteStages.
+// stageNames label the stages in Print.
 var stageNames = [numStages]string{
-	stageWrite:        "Write",
-	stagePostSend:     "ibv_post_send",
-	stagePollHit:      "ibv_poll_cq, hit",
-	stagePollMiss:     "ibv_poll_cq, miss",
-	stageWait:         "Read: call to data found",
-	stageDetectReturn: "Read: data found to return",
+	Write:        "Write",
+	PostSend:     "ibv_post_send",
+	PollHit:      "ibv_poll_cq, hit",
+	PollMiss:     "ibv_poll_cq, miss",
+	Wait:         "Read: call to data found",
+	DetectReturn: "Read: data found to return",
 }
 
-// StagesEnabled reports whether this build times the data path's stages.
-const StagesEnabled = true
+// Enabled reports whether this build times the data path's stages.
+const Enabled = true
 
-// stageNow is the clock the stages are timed with: the runtime's monotonic
+// Now is the clock the stages are timed with: the runtime's monotonic
 // clock (CLOCK_MONOTONIC, read through the vDSO), in nanoseconds, which
 // processes on one machine share, so that the timelines of a client and
 // its server line up.
 //
-//go:linkname stageNow runtime.nanotime
-func stageNow() int64
+//go:linkname Now runtime.nanotime
+func Now() int64
 
 var stageHists [numStages]struct {
 	mu sync.Mutex
@@ -45,7 +45,8 @@ var stageHists [numStages]struct {
 // stage) would otherwise be a good part of what the timeline measures.
 var stageHistsOff = os.Getenv("RDMAPOOL_STAGES") == "timeline"
 
-func (s stage) record(d int64) {
+// Record records a duration of d nanoseconds for the stage.
+func (s Stage) Record(d int64) {
 	if stageHistsOff {
 		return
 	}
@@ -58,9 +59,9 @@ func (s stage) record(d int64) {
 	sh.mu.Unlock()
 }
 
-// WriteStages prints each stage's count and its 10th, 50th and 90th
+// Print prints each stage's count and its 10th, 50th and 90th
 // percentiles in microseconds, each line starting with "stage WHO".
-func WriteStages(w io.Writer, who string) {
+func Print(w io.Writer, who string) {
 	for s := range numStages {
 		sh := &stageHists[s]
 		sh.mu.Lock()
@@ -85,13 +86,15 @@ var timeline struct {
 	nFound, nPost             atomic.Int64
 }
 
-func timelineFound(t int64) {
+// Found stamps the handling of a received data message at t (a Now).
+func Found(t int64) {
 	if i := timeline.nFound.Add(1) - 1; i < timelineCap {
 		timeline.found[i] = t
 	}
 }
 
-func timelinePost(start, end int64) {
+// Posted stamps the post of a sent data message, from start to end.
+func Posted(start, end int64) {
 	if i := timeline.nPost.Add(1) - 1; i < timelineCap {
 		timeline.postStart[i], timeline.postEnd[i] = start, end
 	}

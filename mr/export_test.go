@@ -1,0 +1,4 @@
+package mr
+
+// NewPD is newPD, for package mr_test.
+var NewPD = newPD
