@@ -62,11 +62,11 @@ bench-cluster:
 # bench-listen: in one VM boot, gRPC unary calls and net/http GETs between a
 # server on pool.Listen and a client through a pool.Dialer in another
 # process, RDMA (RDMAOnly) beside TCP (TCPOnly), with p50/p99 and ops/s
-# (bench/listen_test.go). LISTEN_COUNT rounds (default 5), LISTEN_BENCHTIME
-# each (default 2s).
+# (bench/listen_test.go). LISTEN_ROUNDS rounds (default 5), RDMA and TCP
+# taking turns within each, LISTEN_BENCHTIME each (default 2s).
 bench-listen:
 	$(MAKE) test-rxe VM_PKGS=./bench VM_RUN='^$$' \
-		VM_TESTFLAGS="-test.bench=^BenchmarkListen -test.benchmem -test.count=$${LISTEN_COUNT:-5} -test.benchtime=$${LISTEN_BENCHTIME:-2s}"
+		VM_TESTFLAGS="-test.bench=^BenchmarkListen -test.benchmem -listen.rounds=$${LISTEN_ROUNDS:-5} -test.benchtime=$${LISTEN_BENCHTIME:-2s}"
 
 # valkey-rdma: in one VM boot, the scenarios against a real valkey-server
 # with RDMA (built in, or the valkey-rdma.so module), then rdmapool bench

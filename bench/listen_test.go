@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -92,6 +93,13 @@ func serveService(mode string) int {
 	return 0
 }
 
+// listenRounds is how many times each service benchmark runs over each
+// transport, the transports taking turns within a round (RDMA, TCP, RDMA,
+// TCP...), so that the two are compared within a round as the emulation's
+// speed drifts; -test.count would run one transport's rounds back to back.
+// A round's results carry Go's #NN suffix from the second round on.
+var listenRounds = flag.Int("listen.rounds", 1, "rounds of the service benchmarks, the transports alternating within each")
+
 // listenTransports are the transports of the service benchmarks: both
 // ends RDMAOnly (the VM), or both TCPOnly.
 var listenTransports = []struct {
@@ -151,8 +159,14 @@ func benchLatency(b *testing.B, op func() error) {
 // on pool.Listen and a client through a pool.Dialer (in another process),
 // one at a time, over RDMA and over TCP.
 func BenchmarkListenGRPCUnary(b *testing.B) {
-	for _, tr := range listenTransports {
-		for _, size := range []int{64, 4 << 10} {
+	for range max(*listenRounds, 1) {
+		benchListenGRPCUnary(b)
+	}
+}
+
+func benchListenGRPCUnary(b *testing.B) {
+	for _, size := range []int{64, 4 << 10} {
+		for _, tr := range listenTransports {
 			b.Run(fmt.Sprintf("transport=%s/size=%d", tr.name, size), func(b *testing.B) {
 				addr, d := startService(b, "grpc", tr.policy)
 				cc, err := grpc.NewClient(addr,
@@ -186,6 +200,12 @@ func BenchmarkListenGRPCUnary(b *testing.B) {
 // another process), one at a time on a kept-alive connection, over RDMA
 // and over TCP.
 func BenchmarkListenHTTPGet(b *testing.B) {
+	for range max(*listenRounds, 1) {
+		benchListenHTTPGet(b)
+	}
+}
+
+func benchListenHTTPGet(b *testing.B) {
 	for _, tr := range listenTransports {
 		b.Run("transport="+tr.name, func(b *testing.B) {
 			addr, d := startService(b, "http", tr.policy)
