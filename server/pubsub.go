@@ -202,7 +202,15 @@ func (c *conn) ensureMailbox() *mailbox {
 // PSUBSCRIBE, SSUBSCRIBE name [name ...], and UNSUBSCRIBE, PUNSUBSCRIBE,
 // SUNSUBSCRIBE [name ...].
 func subscribeRun(k *kindSub) func(*conn, [][]byte) {
-	return func(c *conn, args [][]byte) { c.subscribe(k, args[1:]) }
+	return func(c *conn, args [][]byte) {
+		if k == kindShard && c.tx.running {
+			// valkey's deny_blocking, which EXEC sets: SUBSCRIBE and
+			// PSUBSCRIBE let it pass, for compatibility, SSUBSCRIBE not.
+			c.addError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+			return
+		}
+		c.subscribe(k, args[1:])
+	}
 }
 
 func unsubscribeRun(k *kindSub) func(*conn, [][]byte) {
