@@ -603,11 +603,17 @@ func (g *pubsubGen) next() [][]string {
 	case 31:
 		cmds := [][]string{{"multi"}}
 		for range 1 + g.rng.IntN(3) {
-			switch g.rng.IntN(4) {
-			case 0:
+			switch g.rng.IntN(7) {
+			case 0, 1:
 				cmds = append(cmds, []string{"publish", g.channel(), "in multi"})
-			case 1:
+			case 2:
 				cmds = append(cmds, []string{"set", "k", "v"})
+			case 3:
+				cmds = append(cmds, []string{g.pick("subscribe", "ssubscribe", "unsubscribe", "sunsubscribe"), g.channel()})
+			case 4:
+				cmds = append(cmds, []string{g.pick("psubscribe", "punsubscribe"), g.pattern()})
+			case 5:
+				cmds = append(cmds, []string{"eval", "return redis.call('publish', ARGV[1], 'scripted')", "0", g.channel()})
 			default:
 				cmds = append(cmds, []string{"pubsub", "numsub", g.channel()})
 			}
@@ -914,6 +920,13 @@ var diffPubsubSeed = []scriptStep{
 	{0, []string{"ssubscribe", "a"}},
 	{0, []string{"spublish", "a", "self"}},
 	{0, []string{"reset"}},
+	// Inside EXEC, SSUBSCRIBE is refused (valkey's deny_blocking), and
+	// SUBSCRIBE is not.
+	{1, []string{"multi"}},
+	{1, []string{"ssubscribe", "b"}},
+	{1, []string{"subscribe", "b"}},
+	{1, []string{"exec"}},
+	{1, []string{"reset"}},
 }
 
 // TestDifferentialPubsubSeeds runs diffPubsubSeed on both servers, and
