@@ -215,9 +215,20 @@ func (g *blockGen) block(who int, short bool) []string {
 // ZADD, XADD, the consumer groups, a deletion, a type change, FLUSHDB,
 // SWAPDB; or reads and pops that look at what is left.
 func (g *blockGen) write() []string {
-	switch g.rng.IntN(28) {
+	switch g.rng.IntN(31) {
 	case 24, 25, 26, 27:
 		return []string{"xgroup", "create", g.stream(), g.pick("g1", "g2"), "$", "mkstream"}
+	case 28:
+		// The client's database from now on: its blocking commands
+		// wait there, its writes wake those waiting there.
+		return []string{"select", g.pick("0", "0", "1")}
+	case 29, 30:
+		// A script's writes wake clients once it ends.
+		return []string{"eval", g.pick(
+			"redis.call('rpush', KEYS[1], ARGV[1]) return redis.call('lpop', KEYS[1])",
+			"return redis.call('rpush', KEYS[1], ARGV[1], ARGV[1])",
+			"redis.call('del', KEYS[1]) return redis.call('zadd', KEYS[1], 1, ARGV[1])",
+			"return redis.pcall('blpop', KEYS[1], 0)"), "1", g.anyKey(), g.elem()}
 	case 0, 1, 2:
 		cmd := []string{g.pick("lpush", "rpush", "lpush", "rpush", "lpushx", "rpushx"), g.list()}
 		for range 1 + g.rng.IntN(3) {
@@ -929,18 +940,36 @@ var diffPubsubSeed = []scriptStep{
 	{1, []string{"reset"}},
 }
 
-// TestDifferentialPubsubSeeds runs diffPubsubSeed on both servers, and
-// QUIT from a subscribed client: once it has read the reply and the close,
-// its subscriptions are gone.
+// TestDifferentialPubsubSeeds runs diffPubsubSeed on both servers, a
+// RESP3 subscriber blocked in BLPOP while a message comes, and QUIT from
+// a subscribed client: once it has read the reply and the close, its
+// subscriptions are gone.
 func TestDifferentialPubsubSeeds(t *testing.T) {
 	theirs := testutil.ValkeyServer(t)
 	_, ours := startServer(t, nil)
 	for _, proto := range []string{"2", "3"} {
 		compareScript(t, ours, theirs, [3]string{proto, proto, proto}, diffPubsubSeed)
 	}
+	// A RESP3 subscriber blocked in BLPOP gets the messages published
+	// meanwhile, then its reply.
+	var got [2]string
+	for side, addr := range []string{ours, theirs} {
+		sub, pub := dialRaw(t, addr), dialRaw(t, addr)
+		sub.do("hello", "3")
+		pub.do("del", "bk")
+		got[side] = sub.do("subscribe", "bc")
+		sub.send(encode("blpop", "bk", "0") + encode("ping", "queued"))
+		waitBlockedClients(t, pub, 1)
+		got[side] += pub.do("publish", "bc", "while blocked")
+		got[side] += sub.reply()
+		got[side] += pub.do("rpush", "bk", "v") + sub.reply() + sub.reply()
+	}
+	if got[0] != got[1] {
+		t.Errorf("RESP3, a subscriber blocked: ours %q, valkey-server %q", got[0], got[1])
+	}
 	for _, proto := range []string{"2", "3"} {
 		for range 20 {
-			var got [2]string
+			got = [2]string{}
 			for side, addr := range []string{ours, theirs} {
 				sub, pub := dialRaw(t, addr), dialRaw(t, addr)
 				sub.do("hello", proto)
