@@ -27,14 +27,14 @@ import (
 // (valkey's signalKeyAsReady). When that connection's command ends (a
 // single command, or EXEC), and its locks are released, it serves the
 // ready keys in the order they became ready (valkey's
-// handleClientsBlockedOnKeys): for each, the clients blocked on it in the
-// order they blocked, each while the key holds a value of the type it waits
-// for. To serve one, it locks the shards of all the blocked command's
-// keys, checks it is still the first waiter, claims it (waiting to
-// serving) and runs the blocked command again on a stand-in conn (the
-// client's database, protocol and id; its replies go to a buffer), with
-// those shards held as EXEC holds them: the re-run is atomic with respect
-// to every other command. Keys its re-run makes ready (BLMOVE's push) are
+// handleClientsBlockedOnKeys): for each, the clients blocked on it when
+// its turn comes, in the order they blocked, each if the key then holds a
+// value of the type it waits for. To serve one, it locks the shards of all
+// the blocked command's keys, checks it still waits on the key, claims it
+// (waiting to serving) and runs the blocked command again on a stand-in
+// conn (the client's database, protocol and id; its replies go to a
+// buffer), with those shards held as EXEC holds them: the re-run is atomic
+// with respect to every other command. Keys its re-run makes ready (BLMOVE's push) are
 // served in the same round. Once the round is over, the woken clients are
 // kicked as pub/sub's mailboxes are (pubsub.go: a read deadline in the
 // past, or gnet's Wake), and each, on its own goroutine or loop, appends
@@ -52,8 +52,9 @@ import (
 // EXEC a blocking command does not block: it replies as if it timed out.
 //
 // Transitions: waiting -> serving (by a writer that holds the blocker's
-// shards) -> done, or back to waiting if the re-run found nothing after
-// all; waiting -> done (its timer, CLIENT UNBLOCK); waiting -> gone (its
+// shards) -> done, or back to waiting, at the end of its keys' queues, if
+// the re-run found nothing after all (valkey's command blocks anew);
+// waiting -> done (its timer, CLIENT UNBLOCK); waiting -> gone (its
 // connection closed, CLIENT KILL's too). Only a waiting blocker is
 // claimed, under its mu, so exactly one of them ends it.
 //
@@ -314,11 +315,15 @@ func (s *shard) signalReady(key []byte) {
 }
 
 // signalSwapped notes as ready every key of s that clients are blocked on
-// and that holds a value, after SWAPDB has swapped s's keys (valkey's
-// scanDatabaseForReadyKeys); s.mu held.
-func (s *shard) signalSwapped() {
+// and that holds a value in s or in other: after SWAPDB has swapped the
+// keys of s and other, one that holds a value now may serve them (valkey's
+// scanDatabaseForReadyKeys), and one that held a value before is gone, or
+// changed, for XREADGROUP (scanDatabaseForDeletedKeys). Before FLUSHDB and
+// FLUSHALL empty s, with other nil: its keys are gone. s.mu (and
+// other's) held.
+func (s *shard) signalSwapped(other *shard) {
 	for key := range s.blocked {
-		if s.m[key] != nil {
+		if s.m[key] != nil || other != nil && other.m[key] != nil {
 			s.signalReady([]byte(key))
 		}
 	}
@@ -331,23 +336,20 @@ func (c *conn) noteReady(rk readyKey) {
 	}
 }
 
-// nextWaiter returns the first client blocked on key that its value can
-// serve, or nil; s.mu held.
-func (s *shard) nextWaiter(key string) *blocker {
-	q := s.blocked[key]
-	if len(q) == 0 {
-		return nil
+// mayServe reports whether w, blocked on key, is still in its queue and
+// waiting, and whether the key's value can serve it; s.mu held.
+func (s *shard) mayServe(key string, w *blocker) bool {
+	if !slices.Contains(s.blocked[key], w) {
+		return false
+	}
+	w.mu.Lock()
+	waiting := w.state == bWaiting
+	w.mu.Unlock()
+	if !waiting {
+		return false
 	}
 	e := s.get([]byte(key))
-	for _, w := range q {
-		w.mu.Lock()
-		waiting := w.state == bWaiting
-		w.mu.Unlock()
-		if waiting && (e != nil && e.kind == w.kind || w.anyChange) {
-			return w
-		}
-	}
-	return nil
+	return e != nil && e.kind == w.kind || w.anyChange
 }
 
 // removeWaiter takes w out of key's queue; s.mu held.
@@ -368,6 +370,19 @@ func (s *shard) removeWaiter(key string, w *blocker) {
 	}
 }
 
+// requeue moves w to the end of the queues of all its keys, as valkey's
+// command run again that blocks anew; the shards of its keys held.
+func (w *blocker) requeue() {
+	for _, key := range w.keys {
+		s := w.db.shard(key)
+		s.removeWaiter(string(key), w)
+		if s.blocked == nil {
+			s.blocked = map[string][]*blocker{}
+		}
+		s.blocked[string(key)] = append(s.blocked[string(key)], w)
+	}
+}
+
 // serveReady serves the clients blocked on the keys c's command made
 // ready, then kicks those it served. c holds no lock.
 func (c *conn) serveReady() {
@@ -384,72 +399,72 @@ func (c *conn) serveReady() {
 	}
 }
 
-// serveKey serves the clients blocked on rk while its value can serve
-// them, first blocked first, and returns woken with those it served.
+// serveKey serves the clients blocked on rk, as valkey's
+// handleClientsBlockedOnKey: those blocked when it begins, in the order
+// they blocked, each if the key then holds a value of the type it waits
+// for. It returns woken with those it served.
 func (c *conn) serveKey(rk readyKey, woken []*blocker) []*blocker {
-	s := rk.s
-	for {
-		s.mu.Lock()
-		w := s.nextWaiter(rk.key)
-		if w == nil {
-			s.mu.Unlock()
-			return woken
-		}
-		held := w.shards
-		if len(held) == 1 && held[0] == s {
-			// Its keys are all in s, which is locked.
-		} else {
-			// Lock them all, by index, then look again.
-			s.mu.Unlock()
-			for _, sh := range held {
-				sh.mu.Lock()
-			}
-			if s.nextWaiter(rk.key) != w {
-				unlockAll(held)
-				continue
-			}
-		}
-		w.mu.Lock()
-		if w.state != bWaiting {
-			w.mu.Unlock()
-			unlockAll(held)
-			continue
-		}
-		w.state = bServing
-		w.mu.Unlock()
-
-		p := w.standIn(held)
-		w.cmd.run(p, w.args)
-		if !p.rerun {
-			s.removeWaiter(rk.key, w)
-		}
-		unlockAll(held)
-		if len(p.trk.held) > 0 {
-			p.publishHeld() // tracking.go
-		}
-		for _, r := range p.ready {
-			c.noteReady(r)
-		}
-
-		w.mu.Lock()
-		switch {
-		case !p.rerun:
-			w.state, w.reply = bDone, p.out
-			woken = append(woken, w)
-		case w.expired:
-			// Nothing for it after all, and its time has passed.
-			w.state, w.reply = bDone, nullArray(w.proto)
-			woken = append(woken, w)
-		default:
-			// Nothing for it after all (cannot be, for the commands
-			// here): it waits on, where it was.
-			w.state = bWaiting
-		}
-		w.mu.Unlock()
-		if p.rerun {
-			return woken
-		}
+	rk.s.mu.Lock()
+	queue := slices.Clone(rk.s.blocked[rk.key])
+	rk.s.mu.Unlock()
+	for _, w := range queue {
+		woken = c.serveOne(rk, w, woken)
 	}
+	return woken
+}
+
+// serveOne runs the command of w, blocked on rk, again if the key's value
+// can serve it, and returns woken with w if it was served. A command that
+// finds nothing after all (XREADGROUP's, whose entries another consumer
+// of its group took) blocks again, behind the others.
+func (c *conn) serveOne(rk readyKey, w *blocker, woken []*blocker) []*blocker {
+	// The shards of all its keys, rk.s among them, by index.
+	held := w.shards
+	for _, sh := range held {
+		sh.mu.Lock()
+	}
+	if !rk.s.mayServe(rk.key, w) {
+		unlockAll(held)
+		return woken
+	}
+	w.mu.Lock()
+	if w.state != bWaiting { // its timer, just now
+		w.mu.Unlock()
+		unlockAll(held)
+		return woken
+	}
+	w.state = bServing
+	w.mu.Unlock()
+
+	p := w.standIn(held)
+	w.cmd.run(p, w.args)
+	if p.rerun {
+		w.requeue()
+	} else {
+		rk.s.removeWaiter(rk.key, w)
+	}
+	unlockAll(held)
+	if len(p.trk.held) > 0 {
+		p.publishHeld() // tracking.go
+	}
+	for _, r := range p.ready {
+		c.noteReady(r)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case !p.rerun:
+		w.state, w.reply = bDone, p.out
+		woken = append(woken, w)
+	case w.expired:
+		// Nothing for it after all, and its time has passed.
+		w.state, w.reply = bDone, nullArray(w.proto)
+		woken = append(woken, w)
+	default:
+		w.state = bWaiting // nothing for it after all: it waits on
+	}
+	return woken
 }
 
 func unlockAll(shards []*shard) {

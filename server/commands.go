@@ -76,6 +76,13 @@ func cmdEcho(c *conn, args [][]byte) { c.addBulk(args[1]) }
 func cmdQuit(c *conn, _ [][]byte) {
 	c.addOK()
 	c.quit = true
+	// Its subscriptions end now, not once the connection has closed: a
+	// client that has read the reply and the close finds none left, as
+	// valkey unsubscribes a client before it closes its socket (and sends
+	// it nothing after QUIT's reply).
+	if c.subs.subscribed() {
+		c.dropSubs()
+	}
 }
 
 // RESET: the connection as it was when it opened, as valkey's

@@ -37,6 +37,7 @@ type conn struct {
 	tx       txState    // MULTI, WATCH (multi.go)
 	subs     subs       // pub/sub subscriptions (pubsub.go)
 	mb       *mailbox   // set by the first subscription: all output goes through it
+	selfPush []byte     // messages it published to itself, for after the reply (pubsub.go)
 	trk      trackState // CLIENT TRACKING (tracking.go)
 	keyBuf   [][]byte   // scratch for a request's keys
 
@@ -238,6 +239,7 @@ func (c *conn) flushMailbox() error {
 // whether it may be queued in a transaction, as valkey's processCommand,
 // and runs it, or queues it after MULTI.
 func (c *conn) exec(args [][]byte) {
+	defer c.flushSelfPush() // pubsub.go: after the reply, last
 	c.commands++
 	if c.replyOff || c.replySkipNext {
 		c.beginMuted() // clientlist.go

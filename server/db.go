@@ -174,8 +174,8 @@ func cmdSwapDB(c *conn, args [][]byte) {
 			x.volatile, y.volatile = y.volatile, x.volatile
 			x.vcursor, y.vcursor = y.vcursor, x.vcursor
 			x.peak, y.peak = y.peak, x.peak
-			x.signalSwapped() // blocking.go
-			y.signalSwapped()
+			x.signalSwapped(y) // blocking.go
+			y.signalSwapped(x)
 			y.unlock(c)
 			x.unlock(c)
 		}

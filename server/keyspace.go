@@ -392,6 +392,9 @@ func (ks *keyspace) flush(c *conn) {
 		s := &ks.shards[i]
 		s.lock(c)
 		s.touchAll(nil)
+		if s.blocked != nil {
+			s.signalSwapped(nil) // blocking.go: XREADGROUP's keys are gone
+		}
 		s.m = make(map[string]*entry)
 		s.volatile, s.vcursor, s.peak = nil, 0, 0
 		s.unlock(c)

@@ -202,7 +202,15 @@ func (c *conn) ensureMailbox() *mailbox {
 // PSUBSCRIBE, SSUBSCRIBE name [name ...], and UNSUBSCRIBE, PUNSUBSCRIBE,
 // SUNSUBSCRIBE [name ...].
 func subscribeRun(k *kindSub) func(*conn, [][]byte) {
-	return func(c *conn, args [][]byte) { c.subscribe(k, args[1:]) }
+	return func(c *conn, args [][]byte) {
+		if k == kindShard && c.tx.running {
+			// valkey's deny_blocking, which EXEC sets: SUBSCRIBE and
+			// PSUBSCRIBE let it pass, for compatibility, SSUBSCRIBE not.
+			c.addError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+			return
+		}
+		c.subscribe(k, args[1:])
+	}
 }
 
 func unsubscribeRun(k *kindSub) func(*conn, [][]byte) {
@@ -317,12 +325,12 @@ func cmdPublish(c *conn, args [][]byte) {
 	h.mu.RLock()
 	if shard {
 		for sub := range h.shard[ch] {
-			sub.deliver(kindShard, "", ch, msg)
+			sub.deliver(c, kindShard, "", ch, msg)
 			n++
 		}
 	} else {
 		for sub := range h.channels[ch] {
-			sub.deliver(kindChannel, "", ch, msg)
+			sub.deliver(c, kindChannel, "", ch, msg)
 			n++
 		}
 		for pat, set := range h.patterns {
@@ -330,7 +338,7 @@ func cmdPublish(c *conn, args [][]byte) {
 				continue
 			}
 			for sub := range set {
-				sub.deliver(kindPattern, pat, ch, msg)
+				sub.deliver(c, kindPattern, pat, ch, msg)
 				n++
 			}
 		}
@@ -339,30 +347,52 @@ func cmdPublish(c *conn, args [][]byte) {
 	c.addInt(int64(n))
 }
 
-// deliver appends a message to c's mailbox and kicks c, or closes c at the
-// limit. Any goroutine; the caller holds the hub's lock for reading.
-func (c *conn) deliver(k *kindSub, pattern, ch string, msg []byte) {
+// deliver appends a message of publisher's to c's mailbox and kicks c, or
+// closes c at the limit. Any goroutine; the caller holds the hub's lock
+// for reading. A message to the publisher itself waits in its selfPush
+// until the reply of its command (of all of EXEC's, of the script's) is
+// out, as valkey's pending_push_messages.
+func (c *conn) deliver(publisher *conn, k *kindSub, pattern, ch string, msg []byte) {
 	mb := c.mb
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	if mb.dead {
 		return
 	}
-	if k == kindPattern {
-		mb.buf = appendPushLen(mb.buf, mb.proto, 4)
-		mb.buf = appendBulk(mb.buf, k.msg)
-		mb.buf = appendBulk(mb.buf, pattern)
-	} else {
-		mb.buf = appendPushLen(mb.buf, mb.proto, 3)
-		mb.buf = appendBulk(mb.buf, k.msg)
+	if c == publisher {
+		c.selfPush = appendMessage(c.selfPush, mb.proto, k, pattern, ch, msg)
+		return
 	}
-	mb.buf = appendBulk(mb.buf, ch)
-	mb.buf = append(mb.buf, '$')
-	mb.buf = strconv.AppendInt(mb.buf, int64(len(msg)), 10)
-	mb.buf = append(mb.buf, '\r', '\n')
-	mb.buf = append(mb.buf, msg...)
-	mb.buf = append(mb.buf, '\r', '\n')
+	mb.buf = appendMessage(mb.buf, mb.proto, k, pattern, ch, msg)
 	c.afterPost(mb)
+}
+
+// appendMessage is a message's push: [message, channel, payload], or
+// [pmessage, pattern, channel, payload].
+func appendMessage(b []byte, proto int, k *kindSub, pattern, ch string, msg []byte) []byte {
+	if k == kindPattern {
+		b = appendPushLen(b, proto, 4)
+		b = appendBulk(b, k.msg)
+		b = appendBulk(b, pattern)
+	} else {
+		b = appendPushLen(b, proto, 3)
+		b = appendBulk(b, k.msg)
+	}
+	b = appendBulk(b, ch)
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(msg)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, msg...)
+	return append(b, '\r', '\n')
+}
+
+// flushSelfPush moves the messages c published to itself after its
+// command's reply, even a reply CLIENT REPLY drops (exec).
+func (c *conn) flushSelfPush() {
+	if len(c.selfPush) > 0 {
+		c.out = append(c.out, c.selfPush...)
+		c.selfPush = c.selfPush[:0]
+	}
 }
 
 // afterPost closes c if its mailbox is over the limit, else kicks it;
