@@ -308,20 +308,38 @@ func (s *SendRing) grownSize(want int) int {
 	return min(size, s.limit())
 }
 
+// Write is the RDMA write a Commit stands for, as the send queue posts it:
+// Len bytes of staging memory at Local (key LKey) to the peer's buffer at
+// Remote (key RKey). Signal says it must be signaled: it leaves half the
+// ring or more in flight, so that a Reserve that waits for room always has
+// a signaled write to wait for.
+type Write struct {
+	Local  uint64
+	Remote uint64
+	Len    uint32
+	LKey   uint32
+	RKey   uint32
+	Signal bool
+}
+
 // Commit takes n bytes of the last Reserve for the write with send sequence
-// number seq, which is posted next, and returns what it needs: the local
-// address and key, the remote address and key, and whether it must be
-// signalled (when it leaves half the ring or more in flight, so that a
-// Reserve that waits for room always has a signalled write to wait for).
-func (s *SendRing) Commit(n int, seq uint32) (local uint64, lkey uint32, remote uint64, rkey uint32, signal bool) {
-	local, remote = s.m.Addr()+uint64(s.resPos), s.remote+uint64(s.off)
+// number seq, which is posted next, and returns that write.
+func (s *SendRing) Commit(n int, seq uint32) Write {
+	w := Write{
+		Local:  s.m.Addr() + uint64(s.resPos),
+		Remote: s.remote + uint64(s.off),
+		Len:    uint32(n),
+		LKey:   s.m.LKey(),
+		RKey:   s.rkey,
+	}
 	s.off += uint32(n)
 	s.head = s.resStart + uint64(n)
 	s.resStart = s.head
 	s.resPos += n
 	s.spans = append(s.spans, span{seq: seq, end: s.head})
 	s.active = true
-	return local, s.m.LKey(), remote, s.rkey, 2*(s.head-s.tail) >= uint64(s.size)
+	w.Signal = 2*(s.head-s.tail) >= uint64(s.size)
+	return w
 }
 
 // Shrink goes back to the base size when no Commit came since the last

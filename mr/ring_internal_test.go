@@ -70,7 +70,8 @@ func TestSendRingSmallWritesStayInBase(t *testing.T) {
 		if f.Available() < 100 {
 			f.Arm(0x1000, 1<<20, 7)
 		}
-		_, _, remote, rkey, _ := f.Commit(100, seq)
+		w := f.Commit(100, seq)
+		remote, rkey := w.Remote, w.RKey
 		if rkey != 7 || remote < 0x1000 || remote+100 > 0x1000+1<<20 {
 			t.Fatalf("write %d: remote %#x key %d", i, remote, rkey)
 		}
@@ -91,7 +92,7 @@ func TestSendRingLargeWriteGrowsToPeer(t *testing.T) {
 	if f.Pinned() != 1<<20 || len(f.mems) != 1 {
 		t.Fatalf("pinned %d in %d registrations, want one of 1 MiB", f.Pinned(), len(f.mems))
 	}
-	if _, _, _, _, signal := f.Commit(len(b), 0); !signal {
+	if !f.Commit(len(b), 0).Signal {
 		t.Error("a write that fills the ring is not signalled")
 	}
 	f.Arm(0x2000, 1<<20, 8) // the peer re-armed; the write may still be in flight
@@ -266,7 +267,8 @@ func TestSendRingRandom(t *testing.T) {
 				}
 			}
 			off := uint64(peer - f.Available())
-			local, _, remote, _, signal := f.Commit(k, posted)
+			w := f.Commit(k, posted)
+			local, remote, signal := w.Local, w.Remote, w.Signal
 			if local != lo || remote != off {
 				t.Fatalf("round %d step %d: local %#x remote %d, want %#x and %d", round, step, local, remote, lo, off)
 			}

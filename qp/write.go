@@ -131,8 +131,8 @@ func (c *Conn) commit(n int) error {
 		return c.opError("write", c.endErr())
 	}
 	// Under smu the next sequence number is this write's.
-	local, lkey, remote, rkey, signal := c.res.tx.Commit(n, c.sqPosted.Load())
-	err := c.postLocked(opcodeWrite, signal, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
+	seq := c.sqPosted.Load()
+	err := c.postLocked(seq, sendWR{Write: c.res.tx.Commit(n, seq), opcode: opcodeWrite, imm: htonl(uint32(n))})
 	c.smu.Unlock()
 	if err != nil {
 		c.fail(err)
