@@ -68,6 +68,9 @@ type Conn struct {
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
 	txPassed  time.Duration // a waiting writer last let the netpoller run (spinwait.Now, wmu; see spin)
 	reserved  int           // the length of the slice Reserve returned (wmu)
+	txPrep    bool          // a registration of send staging is under way or not yet taken (wmu; staging.go)
+	txPrepped atomic.Pointer[prepared]
+	txWG      sync.WaitGroup // registrations and closes of send staging under way without wmu
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex

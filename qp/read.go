@@ -185,6 +185,7 @@ func (c *Conn) rearm() {
 // RegisterXferMemory points (rearm, advertiseFirst). A failed
 // registration keeps the old one.
 func (c *Conn) replaceRx(size int) error {
+	c.registering(size)
 	r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite)
 	if err != nil {
 		return err
