@@ -174,7 +174,7 @@ func (c *Conn) teardown() {
 	c.rmu.Lock()
 	c.wmu.Lock()
 	c.smu.Lock()
-	c.txWG.Wait() // registrations and closes of staging, without wmu (staging.go)
+	c.regWG.Wait() // registrations and closes without rmu or wmu (staging.go)
 	c.dropPrepared()
 	if c.res != nil {
 		c.res.destroy()

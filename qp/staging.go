@@ -12,7 +12,7 @@ import "github.com/seed54442f1a/rdmapool/mr"
 // no writer of the connection waits for a registration, nor does any
 // reader or writer of another connection on its CQ (a writer registering
 // inside its spin would have kept the reactor off the CQ all the while,
-// cq.Inline). txWG counts the registrations and closes under way, which
+// cq.Inline). regWG counts the registrations and closes under way, which
 // teardown waits for before it frees the PD.
 
 // prepared is a registration of staging memory made without wmu.
@@ -58,9 +58,9 @@ func (c *Conn) prepareStaging() {
 		return
 	}
 	c.txPrep = true
-	c.txWG.Add(1)
+	c.regWG.Add(1)
 	go func() {
-		defer c.txWG.Done()
+		defer c.regWG.Done()
 		c.registering(size)
 		m, err := tx.Prepare(size)
 		c.txPrepped.Store(&prepared{m: m, err: err})
@@ -78,21 +78,60 @@ func (c *Conn) unlockW() {
 		c.wmu.Unlock()
 		return
 	}
-	c.txWG.Add(1)
+	c.regWG.Add(1)
 	c.wmu.Unlock()
 	for _, m := range dead {
 		m.Close()
 	}
-	c.txWG.Done()
+	c.regWG.Done()
 }
 
-// dropPrepared closes a registration no writer took (teardown, wmu held,
-// txWG waited for).
+// dropPrepared closes the registrations no writer or reader took
+// (teardown, every lock held, regWG waited for).
 func (c *Conn) dropPrepared() {
 	if p := c.txPrepped.Swap(nil); p != nil && p.err == nil {
 		p.m.Close()
 	}
 	c.txPrep = false
+	if r := c.rxPrepped.Swap(nil); r != nil {
+		r.Close()
+	}
+}
+
+// registerRx registers a receive buffer of size bytes for a re-arm, with
+// rmu let go meanwhile (held on entry and on return): a reader that comes
+// then waits outside rmu until it is done (readable), so that none holds
+// rmu while it waits for data that cannot come before the re-arm. It
+// returns nil if the registration failed, or if the teardown, which waits
+// for it, took the region.
+func (c *Conn) registerRx(size int) *mr.Region {
+	done := make(chan struct{})
+	c.rxRearm = done
+	c.regWG.Add(1)
+	c.rmu.Unlock()
+	c.registering(size)
+	if r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite); err == nil {
+		c.rxPrepped.Store(r)
+	}
+	c.regWG.Done() // before rmu: the teardown waits for it holding rmu
+	c.rmu.Lock()
+	c.rxRearm = nil
+	close(done)
+	return c.rxPrepped.Swap(nil)
+}
+
+// unlockR lets go of rmu, then closes the receive buffer a re-arm replaced.
+func (c *Conn) unlockR() {
+	old := c.rxOld
+	if old == nil {
+		c.rmu.Unlock()
+		return
+	}
+	c.rxOld = nil
+	c.regWG.Add(1)
+	c.rmu.Unlock()
+	old.Close()
+	c.regWG.Done()
 }
 
 // shrinkStaging gives the send staging memory back to its base size when no
@@ -118,8 +157,8 @@ func (c *Conn) shrinkStaging() {
 		c.unlockW()
 		return
 	}
-	c.txWG.Add(1)
-	defer c.txWG.Done()
+	c.regWG.Add(1)
+	defer c.regWG.Done()
 	c.unlockW()
 	c.registering(size)
 	m, err := tx.Prepare(size)

@@ -110,6 +110,7 @@ func TestRegistrationHoldsNoWriter(t *testing.T) {
 	if err := waitFor(t, aDone, "a's own 1 MiB write while its staging grows"); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, pinned(a), "a's locks while its staging grows")
 	close(ba.release)
 	if err := waitFor(t, roundTrip(a, aPeer, big), "a's next 1 MiB write, with the grown staging"); err != nil {
 		t.Fatal(err)
@@ -126,6 +127,8 @@ func TestRegistrationHoldsNoWriter(t *testing.T) {
 	if err := waitFor(t, roundTrip(bPeer, b, small), "bPeer's write while its reader re-arms"); err != nil {
 		t.Fatal(err)
 	}
+	// Pinned takes the read and write locks: neither is held.
+	waitFor(t, pinned(bPeer), "bPeer's locks while its reader re-arms")
 	if err := waitFor(t, roundTrip(aPeer, a, small), "a write on another connection while bPeer's reader re-arms"); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +137,56 @@ func TestRegistrationHoldsNoWriter(t *testing.T) {
 	if err := waitFor(t, bDone, "b's 1 MiB write once bPeer re-armed"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pinned says when c.Pinned has returned.
+func pinned(c *qp.Conn) <-chan int {
+	ch := make(chan int, 1)
+	go func() { ch <- c.Pinned() }()
+	return ch
+}
+
+// TestCloseDuringRearmRegistration: a Close while a reader's re-arm
+// registers its new buffer (stopped in the hook), with the read lock let go,
+// waits for it, frees it, and leaks nothing (the env's check); the Read
+// returns.
+func TestCloseDuringRearmRegistration(t *testing.T) {
+	opts := &qp.Options{KeepaliveInterval: time.Hour}
+	hook := qp.RegisterHook(opts)
+	var block atomic.Pointer[blocker]
+	setRegHook(hook, func(c *qp.Conn, size int) {
+		if b := block.Load(); b != nil && b.c == c && size > 64<<10 {
+			select {
+			case b.entered <- size:
+			default:
+			}
+			<-b.release
+		}
+	})
+	e := newEnv(t, opts)
+	cli, srv := e.pair()
+	defer cli.Close()
+	bl := newBlocker(srv)
+	block.Store(bl)
+	go cli.Write(randBytes(256<<10, 41))
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.ReadFull(srv, make([]byte, 256<<10))
+		read <- err
+	}()
+	waitFor(t, bl.entered, "srv's receive buffer to grow")
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned before the teardown, which waits for the registration")
+	case <-read:
+		t.Fatal("the Read returned with its registration stopped")
+	default:
+	}
+	close(bl.release)
+	waitFor(t, read, "the Read once the registration ends")
+	waitFor(t, closed, "Close")
 }
 
 func setRegHook(h *atomic.Pointer[func(*qp.Conn, int)], f func(*qp.Conn, int)) { h.Store(&f) }
