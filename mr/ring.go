@@ -216,9 +216,13 @@ func (s *SendRing) HasMemory() bool { return s.m != nil }
 // Dead returns the regions given up whose writes have all completed, and
 // forgets them: the caller closes them once it has let go of its lock.
 func (s *SendRing) Dead() []Staging {
-	if len(s.dead) == 0 {
+	if len(s.dead) == 0 { // the common case, inlined
 		return nil
 	}
+	return s.takeDead()
+}
+
+func (s *SendRing) takeDead() []Staging {
 	d := make([]Staging, len(s.dead))
 	for i, m := range s.dead {
 		d[i] = Staging{m: m}

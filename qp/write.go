@@ -95,7 +95,9 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 		down := c.is(stQPDown)
 		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > c.ctlReserve() {
 			b, ok := tx.Reserve(n, c.sqDone.Load())
-			c.prepareStaging() // if it asked for memory (staging.go)
+			if !ok || len(b) < n {
+				c.prepareStaging() // if it asked for memory (staging.go)
+			}
 			if ok {
 				return b, nil
 			}
