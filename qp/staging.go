@@ -12,8 +12,11 @@ import "github.com/seed54442f1a/rdmapool/mr"
 // no writer of the connection waits for a registration, nor does any
 // reader or writer of another connection on its CQ (a writer registering
 // inside its spin would have kept the reactor off the CQ all the while,
-// cq.Inline). regWG counts the registrations and closes under way, which
-// teardown waits for before it frees the PD.
+// cq.Inline). A re-arm of the receive buffer registers with rmu let go
+// (registerRx). regWG counts the registrations and closes under way, which
+// teardown waits for, holding rmu, wmu and smu, before it frees the PD: so
+// nothing regWG counts waits for one of those locks (registerRx is done
+// before it takes rmu back; the shrink only tries wmu).
 
 // prepared is a registration of staging memory made without wmu.
 type prepared struct {
