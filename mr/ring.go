@@ -107,12 +107,23 @@ type memory interface {
 // (every WR before it has completed, on an RC QP in order): Commit is told
 // the sequence number of the write it is for.
 //
-// The ring starts at a minimum size and grows, registering a bigger region,
-// when a reservation finds too little room, up to the smaller of its maximum
-// and the peer's buffer; a region given up keeps its registration until its
+// The ring starts at a minimum size and grows to a bigger region when a
+// reservation finds too little room, up to the smaller of its maximum and
+// the peer's buffer; a region given up keeps its registration until its
 // writes have completed. Shrink, called from time to time, goes back to the
-// minimum when the ring was idle. It is not safe for concurrent use; the
-// connection serialises its writers.
+// minimum when the ring was idle.
+//
+// The ring never registers or deregisters memory itself, so that its
+// caller's lock is never held across either (milliseconds on a NIC for a
+// large region): a Reserve that wants memory says so (Wanted) and goes on
+// with what it has; the caller registers it without its lock (Prepare) and
+// hands it over under the lock (Offer), and the next Reserve puts it in
+// place if it is still wanted. Regions given up whose writes have completed
+// are handed back (Dead) for the caller to close once it has let go of its
+// lock.
+//
+// It is not safe for concurrent use, but for Prepare; the connection
+// serialises its writers.
 type SendRing struct {
 	register func(size int) (memory, error)
 	min, max int
@@ -123,6 +134,9 @@ type SendRing struct {
 	spans      []span // the writes in flight in m, oldest first, from spans[first]
 	first      int
 	retired    []retiredMem // regions given up by a growth, their writes in flight
+	dead       []memory     // regions given up, their writes done: for the caller to close (Dead)
+	spare      memory       // registered for a growth (Offer), not yet in place
+	want       int          // the size a Reserve found wanting (Wanted); 0: none
 	resPos     int          // the position of the last Reserve
 	resStart   uint64       // its virtual offset (past any skipped end of the ring)
 	active     bool         // a Commit since the last Shrink
@@ -156,6 +170,85 @@ func newSendRing(register func(int) (memory, error), min, max int) *SendRing {
 	return &SendRing{register: register, min: min, max: max}
 }
 
+// Staging is registered staging memory on its way into a SendRing
+// (Prepare, Offer) or out of it (Dead).
+type Staging struct{ m memory }
+
+// Len is the memory's size in bytes.
+func (m Staging) Len() int { return len(m.m.Bytes()) }
+
+// Close deregisters and frees the memory.
+func (m Staging) Close() error { return m.m.Close() }
+
+// Wanted is the size of the staging memory a Reserve found wanting, 0 if
+// none: the caller registers it (Prepare) and hands it over (Offer).
+// Without memory at all the ring can hand out nothing until then.
+func (s *SendRing) Wanted() int { return s.want }
+
+// Prepare registers size bytes of staging memory for the ring. It touches
+// nothing that the other methods change: call it without the lock that
+// serialises them.
+func (s *SendRing) Prepare(size int) (Staging, error) {
+	m, err := s.register(size)
+	if err != nil {
+		return Staging{}, err
+	}
+	return Staging{m: m}, nil
+}
+
+// Offer hands the ring memory from Prepare. The next Reserve that wants
+// memory puts it in place if it is still of use; else it is given up
+// (Dead). It answers Wanted; Refused says that the registration failed.
+func (s *SendRing) Offer(m Staging) {
+	if s.spare != nil {
+		s.dead = append(s.dead, s.spare)
+	}
+	s.spare, s.want = m.m, 0
+}
+
+// Refused says that the registration of the memory Wanted failed: the ring
+// goes on as it was, and asks again at a later Reserve that wants memory.
+func (s *SendRing) Refused() { s.want = 0 }
+
+// HasMemory reports whether the ring has staging memory in place.
+func (s *SendRing) HasMemory() bool { return s.m != nil }
+
+// Dead returns the regions given up whose writes have all completed, and
+// forgets them: the caller closes them once it has let go of its lock.
+func (s *SendRing) Dead() []Staging {
+	if len(s.dead) == 0 { // the common case, inlined
+		return nil
+	}
+	return s.takeDead()
+}
+
+func (s *SendRing) takeDead() []Staging {
+	d := make([]Staging, len(s.dead))
+	for i, m := range s.dead {
+		d[i] = Staging{m: m}
+	}
+	clear(s.dead)
+	s.dead = s.dead[:0]
+	return d
+}
+
+// takeSpare puts the offered memory in place if it is bigger than the
+// ring's (any, when the ring has none) and within its limit, and reports
+// whether it did; memory of no use is given up.
+func (s *SendRing) takeSpare() bool {
+	m := s.spare
+	if m == nil {
+		return false
+	}
+	s.spare = nil
+	if n := len(m.Bytes()); n > s.limit() || s.m != nil && n <= s.size {
+		s.dead = append(s.dead, m)
+		return false
+	}
+	s.replace(m)
+	return true
+}
+
 // Arm points the ring at the peer's buffer (a RegisterXferMemory message)
 // and starts again at its offset 0. The staging memory stays as it is: bytes
 // still in flight keep their place until their writes complete.
@@ -169,11 +262,18 @@ func (s *SendRing) Armed() bool { return s.length != 0 }
 // Available is how many bytes may be written before the peer re-arms.
 func (s *SendRing) Available() int { return int(s.length - s.off) }
 
-// Pinned is the staging memory registered now, given up regions included.
+// Pinned is the staging memory registered now, given up and offered
+// regions included.
 func (s *SendRing) Pinned() int {
 	n := s.size
 	for _, r := range s.retired {
 		n += len(r.m.Bytes())
+	}
+	for _, m := range s.dead {
+		n += len(m.Bytes())
+	}
+	if s.spare != nil {
+		n += len(s.spare.Bytes())
 	}
 	return n
 }
@@ -205,7 +305,7 @@ func (s *SendRing) reclaim(done uint32) {
 	kept := s.retired[:0]
 	for _, r := range s.retired {
 		if int32(done-r.seq) > 0 {
-			r.m.Close()
+			s.dead = append(s.dead, r.m)
 		} else {
 			kept = append(kept, r)
 		}
@@ -214,14 +314,14 @@ func (s *SendRing) reclaim(done uint32) {
 	s.retired = kept
 }
 
-// replace makes m the staging memory; the old one is closed, or kept until
-// the last write that reads it has completed.
+// replace makes m the staging memory; the old one is given up (Dead), or
+// kept until the last write that reads it has completed.
 func (s *SendRing) replace(m memory) {
 	if s.m != nil {
 		if s.first < len(s.spans) {
 			s.retired = append(s.retired, retiredMem{m: s.m, seq: s.spans[len(s.spans)-1].seq})
 		} else {
-			s.m.Close()
+			s.dead = append(s.dead, s.m)
 		}
 	}
 	s.m, s.size = m, len(m.Bytes())
@@ -259,33 +359,33 @@ func (s *SendRing) fit(want int) (pos int, start uint64, got int) {
 // Reserve returns staging memory for up to n bytes, less when the peer's
 // buffer or the ring has less room, taking done, the send queue's done
 // sequence number, to reuse the bytes of completed writes. ok false means
-// wait: writes are in flight, and one that is signalled will free room. The
-// slice is valid until the next Commit; fill it, then Commit what was
-// filled. The error is that of registering the first staging memory; a
-// failed growth only leaves the ring as it was.
-func (s *SendRing) Reserve(n int, done uint32) (b []byte, ok bool, err error) {
+// wait: writes are in flight, and one that is signalled will free room; or
+// the ring has no memory yet, and waits for the memory it asks for
+// (Wanted, Offer). The slice is valid until the next Commit; fill it, then
+// Commit what was filled. A Reserve that finds too little room asks for a
+// bigger region (Wanted) and, until it comes, hands out what there is.
+func (s *SendRing) Reserve(n int, done uint32) (b []byte, ok bool) {
 	s.reclaim(done)
 	want := min(n, s.Available())
-	if s.m == nil {
+	if s.m == nil && !s.takeSpare() {
 		size := s.base()
 		if want > size {
 			size = s.grownSize(want)
 		}
-		m, err := s.register(size)
-		if err != nil {
-			return nil, false, err
-		}
-		s.replace(m)
+		s.want = size
+		return nil, false
 	}
 	if want <= 0 {
 		s.resPos, s.resStart = 0, s.head
-		return s.m.Bytes()[:0], true, nil
+		return s.m.Bytes()[:0], true
 	}
 	pos, start, got := s.fit(want)
 	if got < want && s.size < s.limit() {
-		if m, err := s.register(s.grownSize(want)); err == nil {
-			s.replace(m)
+		if s.takeSpare() {
 			pos, start, got = s.fit(want)
+		}
+		if got < want && s.size < s.limit() {
+			s.want = s.grownSize(want)
 		}
 	}
 	// Waiting is safe only with a signalled write in flight: with less
@@ -293,10 +393,10 @@ func (s *SendRing) Reserve(n int, done uint32) (b []byte, ok bool, err error) {
 	// flight, and the last Commit, which left at least that much, was
 	// signalled (Commit).
 	if got < want && got < s.size/4 {
-		return nil, false, nil
+		return nil, false
 	}
 	s.resPos, s.resStart = pos, start
-	return s.m.Bytes()[pos : pos+got], true, nil
+	return s.m.Bytes()[pos : pos+got], true
 }
 
 // grownSize is the size of the region a growth for want bytes registers.
@@ -308,38 +408,73 @@ func (s *SendRing) grownSize(want int) int {
 	return min(size, s.limit())
 }
 
+// Write is the RDMA write a Commit stands for, as the send queue posts it:
+// Len bytes of staging memory at Local (key LKey) to the peer's buffer at
+// Remote (key RKey). Signal says it must be signaled: it leaves half the
+// ring or more in flight, so that a Reserve that waits for room always has
+// a signaled write to wait for.
+type Write struct {
+	Local  uint64
+	Remote uint64
+	Len    uint32
+	LKey   uint32
+	RKey   uint32
+	Signal bool
+}
+
 // Commit takes n bytes of the last Reserve for the write with send sequence
-// number seq, which is posted next, and returns what it needs: the local
-// address and key, the remote address and key, and whether it must be
-// signalled (when it leaves half the ring or more in flight, so that a
-// Reserve that waits for room always has a signalled write to wait for).
-func (s *SendRing) Commit(n int, seq uint32) (local uint64, lkey uint32, remote uint64, rkey uint32, signal bool) {
-	local, remote = s.m.Addr()+uint64(s.resPos), s.remote+uint64(s.off)
+// number seq, which is posted next, and returns that write.
+func (s *SendRing) Commit(n int, seq uint32) Write {
+	w := Write{
+		Local:  s.m.Addr() + uint64(s.resPos),
+		Remote: s.remote + uint64(s.off),
+		Len:    uint32(n),
+		LKey:   s.m.LKey(),
+		RKey:   s.rkey,
+	}
 	s.off += uint32(n)
 	s.head = s.resStart + uint64(n)
 	s.resStart = s.head
 	s.resPos += n
 	s.spans = append(s.spans, span{seq: seq, end: s.head})
 	s.active = true
-	return local, s.m.LKey(), remote, s.rkey, 2*(s.head-s.tail) >= uint64(s.size)
+	w.Signal = 2*(s.head-s.tail) >= uint64(s.size)
+	return w
 }
 
-// Shrink goes back to the base size when no Commit came since the last
-// Shrink and every write has completed (done as for Reserve). It reports
-// whether it changed the staging memory; a failed registration of the
-// smaller region leaves the ring as it was.
-func (s *SendRing) Shrink(done uint32) bool {
+// ShrinkWanted is the first half of a shrink: it returns the base size
+// when no Commit came since the last look and every write has completed
+// (done as for Reserve), else 0. The caller registers that much (Prepare)
+// without its lock, then calls ShrinkTo. Memory offered for a growth and
+// not used is given up.
+func (s *SendRing) ShrinkWanted(done uint32) int {
 	s.reclaim(done)
+	if s.spare != nil {
+		s.dead = append(s.dead, s.spare)
+		s.spare = nil
+	}
 	idle := !s.active
 	s.active = false
-	if !idle || s.m == nil || s.size <= s.base() || s.head != s.tail || len(s.retired) > 0 {
+	if !s.idle(idle) {
+		return 0
+	}
+	return s.base()
+}
+
+func (s *SendRing) idle(noCommit bool) bool {
+	return noCommit && s.m != nil && s.size > s.base() && s.head == s.tail && len(s.retired) == 0
+}
+
+// ShrinkTo puts m, of the size ShrinkWanted returned, in place if the ring
+// is still idle (no Commit since, every write done) and bigger, and
+// reports whether it did; else m is given up (Dead).
+func (s *SendRing) ShrinkTo(m Staging, done uint32) bool {
+	s.reclaim(done)
+	if !s.idle(!s.active) || m.Len() >= s.size {
+		s.dead = append(s.dead, m.m)
 		return false
 	}
-	m, err := s.register(s.base())
-	if err != nil {
-		return false
-	}
-	s.replace(m)
+	s.replace(m.m)
 	return true
 }
 
@@ -352,6 +487,19 @@ func (s *SendRing) Close() error {
 		}
 	}
 	s.retired = nil
+	for _, m := range s.dead {
+		if e := m.Close(); err == nil {
+			err = e
+		}
+	}
+	s.dead = nil
+	if s.spare != nil {
+		if e := s.spare.Close(); err == nil {
+			err = e
+		}
+		s.spare = nil
+	}
+	s.want = 0
 	if s.m != nil {
 		if e := s.m.Close(); err == nil {
 			err = e

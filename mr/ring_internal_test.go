@@ -43,6 +43,99 @@ func newFakeRing(min, max int) *fakeRing {
 	return f
 }
 
+// Reserve does what the connection does, at once: a Reserve, and if it
+// asks for memory, the registration (Prepare, Offer) and the Reserve again;
+// the error is that of a registration when the ring has no memory. Regions
+// given up are closed after each call.
+func (f *fakeRing) Reserve(n int, done uint32) ([]byte, bool, error) {
+	defer f.closeDead()
+	b, ok := f.SendRing.Reserve(n, done)
+	size := f.Wanted()
+	if size == 0 {
+		return b, ok, nil
+	}
+	m, err := f.Prepare(size)
+	if err != nil {
+		f.Refused()
+		if !f.HasMemory() {
+			return nil, false, err
+		}
+		return b, ok, nil
+	}
+	f.Offer(m)
+	b, ok = f.SendRing.Reserve(n, done)
+	return b, ok, nil
+}
+
+// Shrink does what the connection's keepalive does, at once: ShrinkWanted,
+// the registration, ShrinkTo.
+func (f *fakeRing) Shrink(done uint32) bool {
+	defer f.closeDead()
+	size := f.ShrinkWanted(done)
+	if size == 0 {
+		return false
+	}
+	m, err := f.Prepare(size)
+	if err != nil {
+		return false
+	}
+	return f.ShrinkTo(m, done)
+}
+
+func (f *fakeRing) closeDead() {
+	for _, m := range f.Dead() {
+		m.Close()
+	}
+}
+
+// TestSendRingRegistersNothing: the ring itself neither registers nor
+// closes memory: a Reserve that wants more asks for it (Wanted) and hands
+// out what there is meanwhile; the offered region goes in place at the next
+// Reserve, and the old one comes back (Dead) for the caller to close.
+func TestSendRingRegistersNothing(t *testing.T) {
+	f := newFakeRing(64<<10, 16<<20)
+	f.Arm(0x1000, 1<<20, 7)
+	if _, ok := f.SendRing.Reserve(100, 0); ok || f.Wanted() != 64<<10 || len(f.mems) != 0 {
+		t.Fatalf("no memory yet: ok %v, wanted %d, %d registrations", ok, f.Wanted(), len(f.mems))
+	}
+	m, _ := f.Prepare(f.Wanted())
+	f.Offer(m)
+	b, ok := f.SendRing.Reserve(100, 0)
+	if !ok || len(b) != 100 || f.Wanted() != 0 {
+		t.Fatalf("with the offered memory: %d bytes, ok %v, wanted %d", len(b), ok, f.Wanted())
+	}
+	f.Commit(len(b), 0)
+	b, ok = f.SendRing.Reserve(1<<20, 1)
+	if !ok || len(b) != 64<<10 || f.Wanted() != 1<<20 || len(f.mems) != 1 {
+		t.Fatalf("growth asked: %d bytes, ok %v, wanted %d, %d registrations", len(b), ok, f.Wanted(), len(f.mems))
+	}
+	m, _ = f.Prepare(f.Wanted())
+	f.Offer(m)
+	if b, ok = f.SendRing.Reserve(1<<20, 1); !ok || len(b) != 1<<20-100 {
+		t.Fatalf("with the grown memory: %d bytes, ok %v", len(b), ok)
+	}
+	if f.mems[0].closed {
+		t.Fatal("the ring closed a region itself")
+	}
+	dead := f.Dead()
+	if len(dead) != 1 || dead[0].Len() != 64<<10 || f.Dead() != nil {
+		t.Fatalf("given up: %d regions", len(dead))
+	}
+	dead[0].Close()
+	// An offer no longer of use (not bigger) is given up, not used.
+	m, _ = f.Prepare(128 << 10)
+	f.Offer(m)
+	f.Arm(0x2000, 4<<20, 8)
+	if _, ok = f.SendRing.Reserve(4<<20, 1); !ok || f.Pinned() != 1<<20+128<<10 || f.Wanted() != 4<<20 {
+		t.Fatalf("a smaller offer: ok %v, pinned %d, wanted %d", ok, f.Pinned(), f.Wanted())
+	}
+	if dead = f.Dead(); len(dead) != 1 || dead[0].Len() != 128<<10 {
+		t.Fatalf("a smaller offer: %d regions given up", len(dead))
+	}
+	dead[0].Close()
+	f.Close()
+}
+
 type testError struct{}
 
 func (testError) Error() string { return "registration refused" }
@@ -70,7 +163,8 @@ func TestSendRingSmallWritesStayInBase(t *testing.T) {
 		if f.Available() < 100 {
 			f.Arm(0x1000, 1<<20, 7)
 		}
-		_, _, remote, rkey, _ := f.Commit(100, seq)
+		w := f.Commit(100, seq)
+		remote, rkey := w.Remote, w.RKey
 		if rkey != 7 || remote < 0x1000 || remote+100 > 0x1000+1<<20 {
 			t.Fatalf("write %d: remote %#x key %d", i, remote, rkey)
 		}
@@ -91,7 +185,7 @@ func TestSendRingLargeWriteGrowsToPeer(t *testing.T) {
 	if f.Pinned() != 1<<20 || len(f.mems) != 1 {
 		t.Fatalf("pinned %d in %d registrations, want one of 1 MiB", f.Pinned(), len(f.mems))
 	}
-	if _, _, _, _, signal := f.Commit(len(b), 0); !signal {
+	if !f.Commit(len(b), 0).Signal {
 		t.Error("a write that fills the ring is not signalled")
 	}
 	f.Arm(0x2000, 1<<20, 8) // the peer re-armed; the write may still be in flight
@@ -266,7 +360,8 @@ func TestSendRingRandom(t *testing.T) {
 				}
 			}
 			off := uint64(peer - f.Available())
-			local, _, remote, _, signal := f.Commit(k, posted)
+			w := f.Commit(k, posted)
+			local, remote, signal := w.Local, w.Remote, w.Signal
 			if local != lo || remote != off {
 				t.Fatalf("round %d step %d: local %#x remote %d, want %#x and %d", round, step, local, remote, lo, off)
 			}

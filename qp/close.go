@@ -174,6 +174,8 @@ func (c *Conn) teardown() {
 	c.rmu.Lock()
 	c.wmu.Lock()
 	c.smu.Lock()
+	c.regWG.Wait() // registrations and closes without rmu or wmu (staging.go)
+	c.dropPrepared()
 	if c.res != nil {
 		c.res.destroy()
 	}

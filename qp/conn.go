@@ -56,6 +56,9 @@ type Conn struct {
 	readDL    deadline.Deadline
 	rxPassed  time.Duration // a waiting reader last let the netpoller run (spinwait.Now; see spin)
 	leased    int           // the length of the slice Lease returned (rmu)
+	rxRearm   chan struct{} // set while a re-arm registers its buffer without rmu, closed after (rmu; registerRx)
+	rxPrepped atomic.Pointer[mr.Region]
+	rxOld     *mr.Region // the buffer a re-arm replaced, closed once rmu is let go (rmu; unlockR)
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -68,6 +71,12 @@ type Conn struct {
 	txGen     uint32        // the arm the send ring was last armed from (wmu)
 	txPassed  time.Duration // a waiting writer last let the netpoller run (spinwait.Now, wmu; see spin)
 	reserved  int           // the length of the slice Reserve returned (wmu)
+	txPrep    bool          // a registration of send staging is under way or not yet taken (wmu; staging.go)
+	txPrepped atomic.Pointer[prepared]
+
+	// Registrations of memory, and closes, under way without rmu or wmu
+	// (staging.go); teardown waits for them before it frees the PD.
+	regWG sync.WaitGroup
 
 	// The send queue: smu serialises posting and the accounting.
 	smu      sync.Mutex

@@ -27,6 +27,14 @@ func ReadLooksHook(o *Options) *atomic.Pointer[func(*Conn)] {
 	return o.readLooks
 }
 
+// RegisterHook gives o a hook: a function stored in it runs before each
+// registration of send staging or of a receive buffer by the connections
+// made with o, with its size, on the goroutine that registers.
+func RegisterHook(o *Options) *atomic.Pointer[func(*Conn, int)] {
+	o.registering = new(atomic.Pointer[func(*Conn, int)])
+	return o.registering
+}
+
 // QPDown reports whether c has handled the flush of its QP.
 func (c *Conn) QPDown() bool { return c.is(stQPDown) }
 

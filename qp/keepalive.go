@@ -201,18 +201,3 @@ func (c *Conn) keepaliveTick(send bool) bool {
 	c.shrinkStaging()
 	return true
 }
-
-// shrinkStaging gives the send staging memory back to its base size when no
-// write came since the last keepalive and every write has completed (while
-// writes wait for a completion a keepalive is sent, signaled, and tells of
-// them by the next tick). A writer, or a held reservation, holds wmu: then
-// it is not idle.
-func (c *Conn) shrinkStaging() {
-	if !c.wmu.TryLock() {
-		return
-	}
-	defer c.wmu.Unlock()
-	if !c.is(stClosing) { // teardown frees res under wmu, after setting stClosing
-		c.res.tx.Shrink(c.sqDone.Load())
-	}
-}

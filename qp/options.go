@@ -89,6 +89,10 @@ type Options struct {
 	// runs in Read between its look at the QP's flush and its look at
 	// the receive ring. Atomic, so that a test may set it while reads run.
 	readLooks *atomic.Pointer[func(*Conn)]
+	// registering, set only by tests, holds a hook that runs before each
+	// registration of a send staging region or a receive buffer of the
+	// connection, with its size, on the goroutine that registers it.
+	registering *atomic.Pointer[func(*Conn, int)]
 }
 
 const (

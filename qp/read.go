@@ -13,7 +13,7 @@ import (
 // Read reads received data into p.
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
-	defer c.rmu.Unlock()
+	defer c.unlockR()
 	if stages.Enabled {
 		c.marks.Begin()
 		defer c.marks.End()
@@ -51,7 +51,7 @@ func (c *Conn) Release(n int) error {
 	if !c.clear(stLeaseHeld) {
 		return errors.New("rdma: Release without a Lease")
 	}
-	defer c.rmu.Unlock()
+	defer c.unlockR()
 	if n < 0 || n > c.leased {
 		return errors.New("rdma: Release of more than was leased")
 	}
@@ -71,6 +71,19 @@ func (c *Conn) readable() ([]byte, error) {
 		// data is waiting.
 		if c.readDL.Expired() {
 			return nil, c.opError("read", os.ErrDeadlineExceeded)
+		}
+		if ch := c.rxRearm; ch != nil {
+			// A re-arm registers its buffer without rmu (registerRx);
+			// no data can come before it is done: wait outside rmu.
+			dl := c.readDL.Wait()
+			c.rmu.Unlock()
+			select {
+			case <-ch:
+			case <-c.done:
+			case <-dl:
+			}
+			c.rmu.Lock()
+			continue
 		}
 		// After the peer's close, data it wrote before may still wait in
 		// the CQ: io.EOF only once the flush of the QP (our answer to the
@@ -120,6 +133,11 @@ func (c *Conn) consume(n int) error {
 		return nil
 	}
 	c.rearm()
+	if c.is(stClosing) {
+		// The teardown ran while the re-arm registered without rmu
+		// (registerRx), and freed the buffer: the next Read says so.
+		return nil
+	}
 	if err := c.sendCmd(c.registerCmd(), true, true); err != nil {
 		if err == errQPDown {
 			return nil // the peer is gone: the next Read says so (io.EOF)
@@ -152,10 +170,11 @@ const (
 
 // rearm empties the fully consumed receive buffer (rmu held), in a region
 // of another size if the last fill says so, before it is advertised anew.
-// The old region can go at once: the peer filled it, so every write into
-// it has completed (its completion told us of the bytes we read), and it
-// writes again only where our next RegisterXferMemory points. A failed
-// registration keeps the old region.
+// The new region is registered with rmu let go (registerRx). The old one
+// can go at once: the peer filled it, so every write into it has completed
+// (its completion told us of the bytes we read), and it writes again only
+// where our next RegisterXferMemory points; it is closed once rmu is let
+// go (unlockR). A failed registration keeps the old region.
 func (c *Conn) rearm() {
 	now := time.Now()
 	fill := now.Sub(c.rxArmedAt)
@@ -173,7 +192,10 @@ func (c *Conn) rearm() {
 		size = max(cur/rxGrowth, min(rxStart, cur))
 	}
 	if size != cur {
-		if c.replaceRx(size) == nil {
+		if r := c.registerRx(size); r != nil {
+			c.rxOld = c.res.rx
+			c.res.rx = r
+			c.rxRing.ResetTo(r)
 			return
 		}
 	}
@@ -182,9 +204,10 @@ func (c *Conn) rearm() {
 
 // replaceRx puts an empty receive buffer of size bytes in place of the
 // current one, which it frees: the peer writes only where the next
-// RegisterXferMemory points (rearm, advertiseFirst). A failed
+// RegisterXferMemory points (advertiseFirst, before any reader). A failed
 // registration keeps the old one.
 func (c *Conn) replaceRx(size int) error {
+	c.registering(size)
 	r, err := mr.Register(c.res.mpd, size, mr.LocalWrite|mr.RemoteWrite)
 	if err != nil {
 		return err

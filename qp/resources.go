@@ -195,17 +195,18 @@ func (r *resources) postRecvs(slots []uint32, wrid func(uint32) uint64) error {
 	return nil
 }
 
-// postSend posts one send WR with one SGE. The caller serialises posting.
-func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local uint64, n uint32, lkey uint32, imm uint32, remote uint64, rkey uint32) error {
-	*r.scratch.sendSGE.Get() = verbs.SGE{Addr: local, Length: n, LKey: lkey}
-	wr := r.scratch.sendWR.Get()
-	*wr = verbs.SendWR{WRID: wrid, SGList: r.scratch.sendSGE, NumSGE: 1, Opcode: opcode,
-		ImmData: imm, RemoteAddr: remote, RKey: rkey}
-	if signaled {
-		wr.SendFlags = verbs.SendSignaled
+// postSend posts send WR wr, with one SGE, as wr_id wrid. The caller
+// serialises posting.
+func (r *resources) postSend(wrid uint64, wr *sendWR) error {
+	*r.scratch.sendSGE.Get() = verbs.SGE{Addr: wr.Local, Length: wr.Len, LKey: wr.LKey}
+	w := r.scratch.sendWR.Get()
+	*w = verbs.SendWR{WRID: wrid, SGList: r.scratch.sendSGE, NumSGE: 1, Opcode: wr.opcode,
+		ImmData: wr.imm, RemoteAddr: wr.Remote, RKey: wr.RKey}
+	if wr.Signal {
+		w.SendFlags = verbs.SendSignaled
 	}
-	if n <= r.inline {
-		wr.SendFlags |= verbs.SendInline
+	if wr.Len <= r.inline {
+		w.SendFlags |= verbs.SendInline
 	}
 	var t0 int64
 	if stages.Enabled {
@@ -215,7 +216,7 @@ func (r *resources) postSend(wrid uint64, opcode uint32, signaled bool, local ui
 	if stages.Enabled {
 		t1 := stages.Now()
 		stages.PostSend.Record(t1 - t0)
-		if opcode == opcodeWrite {
+		if wr.opcode == opcodeWrite {
 			stages.Posted(t0, t1)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/seed54442f1a/rdmapool/cq"
 	"github.com/seed54442f1a/rdmapool/internal/verbs"
+	"github.com/seed54442f1a/rdmapool/mr"
 )
 
 const (
@@ -44,22 +45,33 @@ func (c *Conn) sqDepth() int {
 // ctlReserve is the send-queue entries that writes leave to control SENDs.
 func (c *Conn) ctlReserve() int { return min(ctlReserve, c.sqDepth()/4) }
 
-// postLocked posts one send WR (smu held). It signals when asked (the send
+// sendWR is one send work request: its opcode and immediate data, and the
+// memory it sends, which for an RDMA write the send staging (mr.SendRing)
+// describes, and for a control SEND is a command slot (Remote and RKey 0).
+// Signal asks for a signaled completion; postLocked may add one.
+type sendWR struct {
+	mr.Write
+	opcode uint32
+	imm    uint32
+}
+
+// postLocked posts one send WR, whose sequence number seq is sqPosted, which
+// the caller has loaded (smu held). It signals when asked (the send
 // staging memory asks when half of it is in flight; every control SEND but
 // an idle keepalive asks), every signalInterval WRs, and whenever half the
 // queue is outstanding, so a full queue always has a signaled WR in flight.
 // A command slot needs no signal of its own to be reused: the slot of WR
 // seq serves again for WR seq+d, which sqFree lets be posted only once WR
 // seq has completed.
-func (c *Conn) postLocked(opcode uint32, signal bool, local uint64, n, lkey, imm uint32, remote uint64, rkey uint32) error {
-	seq := c.sqPosted.Load()
-	signaled := signal || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= c.sqDepth()/2
+func (c *Conn) postLocked(seq uint32, wr sendWR) error {
+	asked := wr.Signal
+	wr.Signal = asked || seq%signalInterval == 0 || int(seq-c.sqDone.Load()) >= c.sqDepth()/2
 	c.sqPosted.Store(seq + 1) // before the WR can complete (see sqFree)
-	if err := c.res.postSend(c.member.SendWRID(seq&seqMask), opcode, signaled, local, n, lkey, imm, remote, rkey); err != nil {
+	if err := c.res.postSend(c.member.SendWRID(seq&seqMask), &wr); err != nil {
 		c.sqPosted.Store(seq)
 		return err
 	}
-	if opcode != opcodeSend || signal { // all but an idle keepalive (keepaliveTick)
+	if wr.opcode != opcodeSend || asked { // all but an idle keepalive (keepaliveTick)
 		c.sqBusy.Store(seq + 1)
 	}
 	return nil
@@ -100,9 +112,11 @@ func (c *Conn) sendCmd(m cmd, signal, wait bool) error {
 // held, a free send-queue entry checked).
 func (c *Conn) postCmdLocked(m cmd, signal bool) error {
 	d := uint32(c.sqDepth())
-	slot := d + c.sqPosted.Load()%d
+	seq := c.sqPosted.Load()
+	slot := d + seq%d
 	m.encode(c.res.cmdSlot(slot))
-	return c.postLocked(opcodeSend, signal, c.res.cmd.Addr()+uint64(slot*cmdSize), cmdSize, c.res.cmd.LKey(), 0, 0, 0)
+	return c.postLocked(seq, sendWR{opcode: opcodeSend,
+		Write: mr.Write{Local: c.res.cmd.Addr() + uint64(slot*cmdSize), Len: cmdSize, LKey: c.res.cmd.LKey(), Signal: signal}})
 }
 
 func htonl(v uint32) uint32 {

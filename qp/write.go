@@ -16,7 +16,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		defer stages.Write.Since(stages.Now())
 	}
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	defer c.unlockW()
 	written := 0
 	for len(p) > 0 {
 		buf, err := c.reserve(len(p))
@@ -45,7 +45,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 	c.wmu.Lock()
 	b, err := c.reserve(n)
 	if err != nil {
-		c.wmu.Unlock()
+		c.unlockW()
 		return nil, err
 	}
 	c.reserved = len(b)
@@ -60,7 +60,7 @@ func (c *Conn) Commit(n int) error {
 	if !c.clear(stReserveHeld) {
 		return errors.New("rdma: Commit without a Reserve")
 	}
-	defer c.wmu.Unlock()
+	defer c.unlockW()
 	if n == 0 {
 		return nil
 	}
@@ -87,19 +87,23 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			c.res.tx.Arm(c.armAddr.Load(), uint32(lk>>32), uint32(lk))
 			c.txGen = g
 		}
+		if err := c.takePrepared(); err != nil {
+			c.fail(err)
+			return nil, c.opError("write", err)
+		}
 		tx := c.res.tx
 		down := c.is(stQPDown)
 		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > c.ctlReserve() {
-			b, ok, err := tx.Reserve(n, c.sqDone.Load())
-			if err != nil {
-				c.fail(err)
-				return nil, c.opError("write", err)
+			b, ok := tx.Reserve(n, c.sqDone.Load())
+			if !ok || len(b) < n {
+				c.prepareStaging() // if it asked for memory (staging.go)
 			}
 			if ok {
 				return b, nil
 			}
 			// The staging memory is full of writes in flight: wait
-			// for a completion, as for send-queue space.
+			// for a completion, as for send-queue space; or it has
+			// none yet: wait for its registration.
 		}
 		if !down && c.spinPoll(&sp) {
 			continue
@@ -131,8 +135,8 @@ func (c *Conn) commit(n int) error {
 		return c.opError("write", c.endErr())
 	}
 	// Under smu the next sequence number is this write's.
-	local, lkey, remote, rkey, signal := c.res.tx.Commit(n, c.sqPosted.Load())
-	err := c.postLocked(opcodeWrite, signal, local, uint32(n), lkey, htonl(uint32(n)), remote, rkey)
+	seq := c.sqPosted.Load()
+	err := c.postLocked(seq, sendWR{Write: c.res.tx.Commit(n, seq), opcode: opcodeWrite, imm: htonl(uint32(n))})
 	c.smu.Unlock()
 	if err != nil {
 		c.fail(err)
