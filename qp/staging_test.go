@@ -73,17 +73,7 @@ func roundTrip(from, to *qp.Conn, data []byte) <-chan error {
 // then completes, and the data is intact throughout.
 func TestRegistrationHoldsNoWriter(t *testing.T) {
 	opts := &qp.Options{KeepaliveInterval: time.Hour}
-	hook := qp.RegisterHook(opts)
-	var block atomic.Pointer[blocker]
-	setRegHook(hook, func(c *qp.Conn, size int) {
-		if b := block.Load(); b != nil && b.c == c && size > 64<<10 {
-			select {
-			case b.entered <- size:
-			default:
-			}
-			<-b.release
-		}
-	})
+	block := stopRegistrations(opts)
 	e := newEnv(t, opts)
 	a, aPeer := e.pair()
 	defer a.Close()
@@ -152,17 +142,7 @@ func pinned(c *qp.Conn) <-chan int {
 // returns.
 func TestCloseDuringRearmRegistration(t *testing.T) {
 	opts := &qp.Options{KeepaliveInterval: time.Hour}
-	hook := qp.RegisterHook(opts)
-	var block atomic.Pointer[blocker]
-	setRegHook(hook, func(c *qp.Conn, size int) {
-		if b := block.Load(); b != nil && b.c == c && size > 64<<10 {
-			select {
-			case b.entered <- size:
-			default:
-			}
-			<-b.release
-		}
-	})
+	block := stopRegistrations(opts)
 	e := newEnv(t, opts)
 	cli, srv := e.pair()
 	defer cli.Close()
@@ -190,3 +170,20 @@ func TestCloseDuringRearmRegistration(t *testing.T) {
 }
 
 func setRegHook(h *atomic.Pointer[func(*qp.Conn, int)], f func(*qp.Conn, int)) { h.Store(&f) }
+
+// stopRegistrations sets opts' registration hook to stop, until released,
+// a registration of more than 64 KiB by the connection of the blocker
+// stored in the pointer it returns (none while it holds nil).
+func stopRegistrations(opts *qp.Options) *atomic.Pointer[blocker] {
+	block := new(atomic.Pointer[blocker])
+	setRegHook(qp.RegisterHook(opts), func(c *qp.Conn, size int) {
+		if b := block.Load(); b != nil && b.c == c && size > 64<<10 {
+			select {
+			case b.entered <- size:
+			default:
+			}
+			<-b.release
+		}
+	})
+	return block
+}
