@@ -128,31 +128,14 @@ func startService(b *testing.B, proto string, policy pool.Policy) (string, *pool
 	return addr, d
 }
 
-// benchLatency runs op once per iteration and reports allocations, the
-// p50 and p99 latency and ops/s, timed as BenchRoundTrips times.
+// benchLatency is testutil.BenchLatency after one untimed op: the
+// connection's setup.
 func benchLatency(b *testing.B, op func() error) {
 	b.Helper()
-	if err := op(); err != nil { // the connection's setup, untimed
+	if err := op(); err != nil {
 		b.Fatal(err)
 	}
-	samples := make([]time.Duration, 0, 1<<20)
-	b.ReportAllocs()
-	b.ResetTimer()
-	base := time.Now()
-	var prev time.Duration
-	for b.Loop() {
-		if err := op(); err != nil {
-			b.Fatal(err)
-		}
-		now := time.Since(base)
-		if len(samples) < cap(samples) {
-			samples = append(samples, now-prev)
-		}
-		prev = now
-	}
-	b.StopTimer()
-	testutil.ReportLatency(b, samples)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	testutil.BenchLatency(b, op)
 }
 
 // BenchmarkListenGRPCUnary: a gRPC unary call, echoed, between a server

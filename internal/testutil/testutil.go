@@ -94,9 +94,23 @@ func ReportLatency(b *testing.B, samples []time.Duration) {
 }
 
 // BenchRoundTrips is the loop of a round-trip benchmark: per op, write req
-// to c and read len(resp) bytes of answer into resp. It reports allocations,
-// bytes (req's length), the p50 and p99 latency and ops/s; resp holds the
-// last answer when it returns, for the caller to check.
+// to c and read len(resp) bytes of answer into resp (BenchLatency). It also
+// reports bytes (req's length); resp holds the last answer when it
+// returns, for the caller to check.
+func BenchRoundTrips(b *testing.B, c io.ReadWriter, req, resp []byte) {
+	b.Helper()
+	b.SetBytes(int64(len(req)))
+	BenchLatency(b, func() error {
+		if _, err := c.Write(req); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, resp)
+		return err
+	})
+}
+
+// BenchLatency runs op once per iteration of b and reports allocations,
+// the p50 and p99 latency and ops/s; an error from op fails b.
 //
 // A round trip's latency is taken as perftest takes its own (ib_write_lat,
 // ib_send_lat): one clock read per iteration, the sample the time since the
@@ -104,19 +118,15 @@ func ReportLatency(b *testing.B, samples []time.Duration) {
 // rather than the three of time.Now before and time.Since after (wall and
 // monotonic, then monotonic), which under emulation came to a visible part
 // of a 30 µs round trip.
-func BenchRoundTrips(b *testing.B, c io.ReadWriter, req, resp []byte) {
+func BenchLatency(b *testing.B, op func() error) {
 	b.Helper()
 	samples := make([]time.Duration, 0, 1<<20)
 	b.ReportAllocs()
-	b.SetBytes(int64(len(req)))
 	b.ResetTimer()
 	base := time.Now()
 	var prev time.Duration
 	for b.Loop() {
-		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(c, resp); err != nil {
+		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 		now := time.Since(base)
