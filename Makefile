@@ -59,10 +59,10 @@ bench-serve-revs:
 bench-cluster:
 	vm/bench-cluster.sh
 
-# bench-listen: in one VM boot, gRPC unary calls and net/http GETs between a
-# server on pool.Listen and a client through a pool.Dialer in another
-# process, RDMA (RDMAOnly) beside TCP (TCPOnly), with p50/p99 and ops/s
-# (bench/listen_test.go). LISTEN_ROUNDS rounds (default 5), RDMA and TCP
+# bench-listen: in one VM boot, gRPC unary calls, a gRPC client stream and
+# net/http GETs between a server on pool.Listen and a client through a
+# pool.Dialer in another process, RDMA (RDMAOnly) beside TCP (TCPOnly), with
+# p50/p99 and ops/s, or MB/s (bench/listen_test.go). LISTEN_ROUNDS rounds (default 5), RDMA and TCP
 # taking turns within each, LISTEN_BENCHTIME each (default 2s).
 bench-listen:
 	$(MAKE) test-rxe VM_PKGS=./bench VM_RUN='^$$' \

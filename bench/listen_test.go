@@ -14,6 +14,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/interop"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/seed54442f1a/rdmapool/internal/testutil"
@@ -74,6 +76,7 @@ func serveService(mode string) int {
 	case "grpc":
 		srv := grpc.NewServer()
 		srv.RegisterService(&echoService, nil)
+		testgrpc.RegisterTestServiceServer(srv, interop.NewTestServer())
 		serve, stop = func() error { return srv.Serve(l) }, srv.Stop
 	case "http":
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -151,16 +154,7 @@ func benchListenGRPCUnary(b *testing.B) {
 	for _, size := range []int{64, 4 << 10} {
 		for _, tr := range listenTransports {
 			b.Run(fmt.Sprintf("transport=%s/size=%d", tr.name, size), func(b *testing.B) {
-				addr, d := startService(b, "grpc", tr.policy)
-				cc, err := grpc.NewClient(addr,
-					grpc.WithTransportCredentials(insecure.NewCredentials()),
-					grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
-						return d.DialContext(ctx, "tcp", a)
-					}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer cc.Close()
+				cc := grpcClient(b, tr.policy)
 				ctx := context.Background()
 				in := &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, size)}}
 				out := new(testpb.SimpleResponse)
@@ -176,6 +170,75 @@ func benchListenGRPCUnary(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkListenGRPCStream: a gRPC client stream (grpc-go's interop
+// StreamingInputCall) of size-byte messages from a client through a
+// pool.Dialer to a server on pool.Listen (in another process), over RDMA
+// and over TCP; MB/s is the stream's throughput, from the first message
+// sent to the server's answer that it took them all.
+func BenchmarkListenGRPCStream(b *testing.B) {
+	for range max(*listenRounds, 1) {
+		benchListenGRPCStream(b)
+	}
+}
+
+func benchListenGRPCStream(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10} {
+		for _, tr := range listenTransports {
+			b.Run(fmt.Sprintf("transport=%s/size=%d", tr.name, size), func(b *testing.B) {
+				cc := grpcClient(b, tr.policy)
+				client := testgrpc.NewTestServiceClient(cc)
+				req := &testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: make([]byte, size)}}
+				stream := func(n int) error {
+					st, err := client.StreamingInputCall(context.Background())
+					if err != nil {
+						return err
+					}
+					for range n {
+						if err := st.Send(req); err != nil {
+							return err
+						}
+					}
+					resp, err := st.CloseAndRecv()
+					if err != nil {
+						return err
+					}
+					if got, want := resp.GetAggregatedPayloadSize(), int32(n*size); got != want {
+						return fmt.Errorf("stream: the server took %d bytes of %d", got, want)
+					}
+					return nil
+				}
+				if err := stream(16); err != nil { // the connection's setup and warm-up
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				if err := stream(b.N); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// grpcClient starts the gRPC service over the policy's transport and
+// returns a client of it through a pool.Dialer; both end with the
+// benchmark.
+func grpcClient(b *testing.B, policy pool.Policy) *grpc.ClientConn {
+	b.Helper()
+	addr, d := startService(b, "grpc", policy)
+	cc, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", a)
+		}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 // BenchmarkListenHTTPGet: a net/http GET of a 64-byte body, between a
