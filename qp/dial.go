@@ -73,7 +73,7 @@ func dialOne(ctx context.Context, t *verbs.Table, o Options, ap netip.AddrPort) 
 	}
 	c := newConn(t, o, id, ec, false)
 	if err := c.connect(ctx, ap); err != nil {
-		c.setErr(err)
+		c.fail(err)
 		<-c.torndown
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err := c.advertiseFirst(k); err != nil {
 		return err
 	}
-	c.set(stEvStarted)
+	c.evStarted.Store(true)
 	go c.eventLoop()
 	return nil
 }
@@ -192,7 +192,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 func (c *Conn) establish() error {
 	c.smu.Lock()
 	defer c.smu.Unlock()
-	if c.is(stClosing) {
+	if c.life.ended() {
 		return c.endErr()
 	}
 	if err := c.res.readyOwnQP(); err != nil {
