@@ -133,9 +133,9 @@ func (c *Conn) disconnect() {
 // teardown disconnects and frees everything in reverse order of creation:
 // the connection leaves its CQ (its completions are handled no more), the
 // event loop ends, readers and writers leave (they were woken), then QP,
-// memory, PD and the id under rmu, wmu and smu; then, those let go, the
-// QP's room on the CQ (which takes the CQ's lock: see the lock order in
-// conn.go) and the id's event channel.
+// memory and PD under rmu, wmu and smu; then, those let go, the QP's room
+// on the CQ (which takes the CQ's lock: see the lock order in conn.go),
+// the id and its event channel.
 func (c *Conn) teardown() {
 	defer close(c.torndown)
 	if c.onTeardown != nil {
@@ -176,15 +176,20 @@ func (c *Conn) teardown() {
 	if c.res != nil {
 		c.res.destroy()
 	}
-	if !c.id.IsNil() {
-		c.t.DestroyID(c.id) // under smu: establish uses the id under it
-	}
 	c.smu.Unlock()
 	c.wmu.Unlock()
 	c.rmu.Unlock()
 	c.life.stopGrace() // the link's events matter no more
+	// The QP's room on the CQ, then the id: librdmacm closes a removed
+	// device's context once no id is on it (ReleaseDeadDevices, here or
+	// in another connection's teardown), and the CQ must be gone by
+	// then. No establish uses the id now: one that takes smu after the
+	// section above finds the life ended.
 	if c.member != nil {
 		c.member.Release()
+	}
+	if !c.id.IsNil() {
+		c.t.DestroyID(c.id)
 	}
 	if c.ec != nil {
 		c.ec.release()

@@ -188,7 +188,8 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 // establish makes the client's own QP ready to send and receive and
 // completes the connection (rdma_establish sends the RTU), after the
 // server's CONNECT_RESPONSE. A teardown under way (the reactor failed the
-// connection) is waited for or waits: it frees the QP and the id under smu.
+// connection) is waited for or waits: it frees the QP under smu, and the id
+// after, when an establish that takes smu finds the life ended.
 func (c *Conn) establish() error {
 	c.smu.Lock()
 	defer c.smu.Unlock()

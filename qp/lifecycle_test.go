@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -104,10 +105,16 @@ func TestLifeCloseRacesLease(t *testing.T) {
 			err error
 		}
 		got := make(chan res, 1)
+		started := make(chan struct{})
 		go func() {
+			close(started)
 			b, err := srv.Lease()
 			got <- res{b, err}
 		}()
+		<-started
+		if i%4 < 2 {
+			runtime.Gosched() // the Lease a little ahead, half the time
+		}
 		if err := returns(t, "Close racing a Lease", srv.Close); err != nil {
 			t.Fatal(err)
 		}
