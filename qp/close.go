@@ -16,10 +16,9 @@ import (
 // idempotent. When a Lease or reservation is held,
 // its memory stays valid and the resources are freed at Release or Commit.
 func (c *Conn) Close() error {
-	c.set(stUserClosed)
-	c.setErr(net.ErrClosed)
+	c.end(net.ErrClosed, evClose)
 	for {
-		if c.is(stLeaseHeld) || c.is(stReserveHeld) {
+		if c.holds.any() {
 			signal(c.heldNotify) // for another Close waiting on it
 			return nil
 		}
@@ -36,14 +35,15 @@ func (c *Conn) Close() error {
 
 // fail ends the connection with err (the first error wins). It may run on
 // the reactor goroutine, so the teardown runs on its own.
-func (c *Conn) fail(err error) { c.setErr(err) }
+func (c *Conn) fail(err error) { c.end(err, evFail) }
 
-func (c *Conn) setErr(err error) {
-	if !c.set(stFailed) {
+// end moves the connection's life by evFail or evClose (life.endWith);
+// the call that published the terminal error closes done, wakes every
+// waiter and starts the teardown.
+func (c *Conn) end(err error, ev lifeEvent) {
+	if !c.life.endWith(err, ev) {
 		return
 	}
-	c.err = err
-	c.set(stClosing)
 	close(c.done)
 	c.wakeAll()
 	go c.teardown()
@@ -52,28 +52,21 @@ func (c *Conn) setErr(err error) {
 // onPeerClosed records a disconnect by the peer: writes fail; reads drain
 // what arrived, then return io.EOF. What arrived includes completions not
 // yet polled, so reads wait for the flush of the QP (onQPDown), which our
-// answer to the disconnect causes; should it not come, they end after
-// qpDownGrace.
+// answer to the disconnect causes; should it not come, the grace timer
+// stands in for it (life.go).
 func (c *Conn) onPeerClosed() {
-	c.set(stPeerClosed)
-	c.wakeAll()
-	if !c.is(stQPDown) && c.set(stGrace) {
-		time.AfterFunc(qpDownGrace, c.onQPDown)
+	if _, ok := c.life.move(evDisconnected); ok {
+		c.wakeAll()
 	}
 }
 
-// qpDownGrace is how long a connection whose QP went down waits for the
-// rdma_cm event that says why, before it takes it as the peer's close; and
-// how long one whose peer closed waits for the flush.
-const qpDownGrace = 2 * time.Second
-
 // onQPDown records that the QP went to the error state (flushed work
-// requests, which come after every other completion of the QP) and, if no
-// event explains it in time, treats it as a close by the peer.
+// requests, which come after every other completion of the QP); if no
+// event explains it in time, the grace timer takes it as a close by the
+// peer (life.go).
 func (c *Conn) onQPDown() {
-	if c.set(stQPDown) {
+	if _, ok := c.life.move(evFlushed); ok {
 		c.wakeAll()
-		time.AfterFunc(qpDownGrace, c.onPeerClosed)
 	}
 }
 
@@ -84,7 +77,7 @@ func (c *Conn) eventLoop() {
 	for {
 		ev, err := c.ec.next()
 		if err != nil {
-			if !c.is(stClosing) { // not our teardown, which closes the file
+			if !c.life.ended() { // not our teardown, which closes the file
 				c.fail(fmt.Errorf("rdma: reading the connection's rdma_cm events: %w", err))
 			}
 			return
@@ -140,21 +133,25 @@ func (c *Conn) disconnect() {
 // teardown disconnects and frees everything in reverse order of creation:
 // the connection leaves its CQ (its completions are handled no more), the
 // event loop ends, readers and writers leave (they were woken), then QP,
-// memory, PD, the QP's room on the CQ, the id and its event channel.
+// memory and PD under rmu, wmu and smu; then, those let go, the QP's room
+// on the CQ (which takes the CQ's lock: see the lock order in conn.go),
+// the id and its event channel.
 func (c *Conn) teardown() {
 	defer close(c.torndown)
 	if c.onTeardown != nil {
 		defer c.onTeardown(c)
 	}
 	stopKeepalives(c) // a tick under way finds the connection closing
-	if c.err == net.ErrClosed {
+	err := c.life.err()
+	if err == net.ErrClosed {
 		c.linger()
 	}
-	// Disconnect, unless the peer has or the device is gone: on a removed
-	// device it can do nothing for a remote peer, and a peer on the same
-	// device would see our DISCONNECTED before its own DEVICE_REMOVAL and
-	// take the removal for a close.
-	if c.is(stEstablished) && !c.is(stPeerClosed) && !errors.Is(c.err, ErrDeviceRemoved) {
+	// Disconnect, unless the peer has (we answered its DISCONNECTED) or
+	// the device is gone: on a removed device it can do nothing for a
+	// remote peer, and a peer on the same device would see our
+	// DISCONNECTED before its own DEVICE_REMOVAL and take the removal for
+	// a close.
+	if k := c.life.load().link(); (k == linkUp || k == linkFlushed) && !errors.Is(err, ErrDeviceRemoved) {
 		c.disconnect()
 	}
 	if c.member != nil {
@@ -167,7 +164,7 @@ func (c *Conn) teardown() {
 	}
 	if c.ec != nil {
 		c.ec.shut() // ends the event loop
-		if c.is(stEvStarted) {
+		if c.evStarted.Load() {
 			<-c.evDone
 		}
 	}
@@ -179,6 +176,15 @@ func (c *Conn) teardown() {
 	if c.res != nil {
 		c.res.destroy()
 	}
+	c.smu.Unlock()
+	c.wmu.Unlock()
+	c.rmu.Unlock()
+	c.life.stopGrace() // the link's events matter no more
+	// The QP's room on the CQ, then the id: librdmacm closes a removed
+	// device's context once no id is on it (ReleaseDeadDevices, here or
+	// in another connection's teardown), and the CQ must be gone by
+	// then. No establish uses the id now: one that takes smu after the
+	// section above finds the life ended.
 	if c.member != nil {
 		c.member.Release()
 	}
@@ -188,12 +194,9 @@ func (c *Conn) teardown() {
 	if c.ec != nil {
 		c.ec.release()
 	}
-	if errors.Is(c.err, ErrDeviceRemoved) {
+	if errors.Is(err, ErrDeviceRemoved) {
 		c.t.ReleaseDeadDevices()
 	}
-	c.smu.Unlock()
-	c.wmu.Unlock()
-	c.rmu.Unlock()
 }
 
 // linger waits, for up to Options.CloseLinger, until every send WR posted before
@@ -204,15 +207,15 @@ func (c *Conn) teardown() {
 // Completions are still handled (handleClosing) until the CQ leaves the
 // reactor.
 func (c *Conn) linger() {
-	if !c.is(stEstablished) || c.res == nil {
+	if c.res == nil {
 		return
 	}
 	var timeout <-chan time.Time
 	var target uint32
 	marked := false
 	for {
-		if c.is(stPeerClosed) || c.is(stQPDown) {
-			return // nothing more will complete successfully
+		if c.life.load().link() != linkUp {
+			return // not established, or nothing more will complete successfully
 		}
 		c.smu.Lock()
 		if !marked && !c.writesPending() {

@@ -34,19 +34,23 @@ import (
 // send memory, Lease/Release read straight from the registered receive
 // buffer.
 type Conn struct {
-	t       *verbs.Table
-	opts    Options
-	server  bool
-	id      verbs.Ptr[verbs.CMID]
-	ec      *eventChannel
-	res     *resources
-	rxRing  *mr.RecvRing
-	reactor *cq.Reactor
-	member  *cq.Member // the QP's place on a CQ shared with the device's other QPs
-	h       *completions
-	marks   stages.ReadMarks // stage timings (package internal/stages)
-	local   Addr
-	remote  Addr
+	// Set up before the connection is handed out (Dial returns it, or
+	// the listener queues it for Accept), and not changed after.
+	t           *verbs.Table
+	opts        Options
+	server      bool
+	id          verbs.Ptr[verbs.CMID]
+	ec          *eventChannel
+	res         *resources // the pointer; what it holds has the owners its fields say
+	rxRing      *mr.RecvRing
+	reactor     *cq.Reactor
+	member      *cq.Member // the QP's place on a CQ shared with the device's other QPs
+	h           *completions
+	local       Addr
+	remote      Addr
+	onEstablish func(*Conn) // server: hands the connection to its Listener
+	onTeardown  func(*Conn) // server: lets the Listener forget it
+	acquired    bool        // the process-wide reactor was acquired
 
 	// Read side: rmu serialises readers and is held by a Lease.
 	rmu       sync.Mutex
@@ -58,7 +62,8 @@ type Conn struct {
 	leased    int           // the length of the slice Lease returned (rmu)
 	rxRearm   chan struct{} // set while a re-arm registers its buffer without rmu, closed after (rmu; registerRx)
 	rxPrepped atomic.Pointer[mr.Region]
-	rxOld     *mr.Region // the buffer a re-arm replaced, closed once rmu is let go (rmu; unlockR)
+	rxOld     *mr.Region       // the buffer a re-arm replaced, closed once rmu is let go (rmu; unlockR)
+	marks     stages.ReadMarks // a Read's stage timings (internal/stages): its call under rmu, its first poll by any poller
 
 	// Write side: wmu serialises writers and is held by a reservation.
 	wmu       sync.Mutex
@@ -84,51 +89,53 @@ type Conn struct {
 	sqDone   atomic.Uint32 // every WR before this sequence has completed
 	sqBusy   atomic.Uint32 // the sequence after the last WR but an idle keepalive (writesPending)
 
-	// Handler scratch, under the CQ's lock (whoever polls it).
+	// The handler's, under the CQ's lock (whoever polls it): the
+	// receives to re-post.
 	repost []uint32
 
 	// What the feature exchange told of the peer (features.go).
 	feat features
 
-	// State.
-	state       atomic.Uint32                  // st* bits: where the connection is in its life
-	err         error                          // terminal error, written once (stFailed) before stClosing is set and done closed
-	done        chan struct{}                  // closed when the connection is finished
-	evDone      chan struct{}                  // closed when the event loop has returned
-	torndown    chan struct{}                  // closed when every resource is freed
-	heldNotify  chan struct{}                  // signalled when a Lease or reservation is taken
-	keepalives  atomic.Pointer[keepaliveWheel] // set when established, read by teardown
-	peer        atomic.Pointer[peer]           // the keepalive group of the peer's address (keepalive.go)
-	onEstablish func(*Conn)                    // server: hands the connection to its Listener
-	onTeardown  func(*Conn)                    // server: lets the Listener forget it
-	acquired    bool                           // the process-wide reactor was acquired
+	// Life (life.go): the phase and the link, moved by CAS, the terminal
+	// error and the grace timer; the holds of Lease and Reserve, a word
+	// of their own; and what publishes the end to waiters.
+	life       life
+	holds      holds
+	done       chan struct{} // closed once the terminal error is published (end)
+	heldNotify chan struct{} // signalled when a Lease or reservation is taken
+	evStarted  atomic.Bool   // the event loop was started (teardown waits for evDone)
+	evDone     chan struct{} // closed when the event loop has returned
+	torndown   chan struct{} // closed when every resource is freed
+
+	// Keepalives (keepalive.go): set when established, read by ticks and
+	// the teardown.
+	keepalives atomic.Pointer[keepaliveWheel]
+	peer       atomic.Pointer[peer] // the keepalive group of the peer's address
 }
 
+// The lock order of a connection. Each may be taken while holding those
+// above it, never one above while holding it:
+//
+//	rmu          readers; a Lease holds it until Release
+//	wmu          writers; a reservation holds it until Commit
+//	the CQ's lock (cq.Member: TryLock/PollLocked, and the reactor's poll):
+//	             the handler runs under it; a reader or writer takes it only
+//	             with TryLock (pollInline), which never waits
+//	smu          the send queue: posting and its accounting; the handler
+//	             takes it to answer a control message (sendCmd)
+//
+// Nothing waits for rmu or wmu while holding the CQ's lock or smu; no one
+// holding smu takes the CQ's lock (the teardown gives the QP's room on the
+// CQ back, cq.Member.Release, after it lets smu, wmu and rmu go; Leave,
+// before it takes them). A re-arm lets rmu go while it registers
+// (registerRx), and what regWG counts never waits for rmu, wmu or smu: the
+// teardown waits for regWG holding all three (staging.go). cmReadMu
+// (events.go) comes last: the teardown takes it under smu to destroy a
+// server's QP, and whoever holds it takes nothing else. The keepalive
+// wheel's locks (keepalive.go), the rdma_cm channel's other locks
+// (events.go) and the listener's are taken with none of these held.
+
 var _ net.Conn = (*Conn)(nil)
-
-// The bits of Conn.state. Each is set once, but for the two holds, which
-// Lease/Release and Reserve/Commit set and clear.
-const (
-	stEstablished uint32 = 1 << iota // the connection is up (onEstablished)
-	stPeerClosed                     // the peer disconnected: writes fail, reads drain
-	stQPDown                         // work requests were flushed: every completion before them was handled
-	stGrace                          // the timer that stands in for a flush that never comes is set (onPeerClosed)
-	stFailed                         // the terminal error is claimed (setErr); err is being written
-	stClosing                        // err is written; done is closed after it
-	stUserClosed                     // Close was called: every call fails with net.ErrClosed
-	stLeaseHeld                      // a Lease is held (until Release)
-	stReserveHeld                    // a reservation is held (until Commit)
-	stEvStarted                      // the event loop was started
-)
-
-// is reports whether bit is set.
-func (c *Conn) is(bit uint32) bool { return c.state.Load()&bit != 0 }
-
-// set sets bit and reports whether this call set it (it was clear).
-func (c *Conn) set(bit uint32) bool { return c.state.Or(bit)&bit == 0 }
-
-// clear clears bit and reports whether it was set.
-func (c *Conn) clear(bit uint32) bool { return c.state.And(^bit)&bit != 0 }
 
 // Addr is the address of an RDMA connection's end: an IP address and the
 // rdma_cm port.
@@ -138,12 +145,13 @@ type Addr struct{ netip.AddrPort }
 func (Addr) Network() string { return "rdma" }
 
 func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventChannel, server bool) *Conn {
-	return &Conn{
+	c := &Conn{
 		t: t, opts: opts, id: id, ec: ec, server: server,
 		rxNotify:   make(chan struct{}, 1),
 		txNotify:   make(chan struct{}, 1),
 		ctlNotify:  make(chan struct{}, 1),
 		heldNotify: make(chan struct{}, 1),
+		life:       life{graceAfter: opts.qpDownGrace},
 		readDL:     deadline.New(),
 		writeDL:    deadline.New(),
 		repost:     make([]uint32, 0, opts.QueueDepth),
@@ -152,6 +160,8 @@ func newConn(t *verbs.Table, opts Options, id verbs.Ptr[verbs.CMID], ec *eventCh
 		evDone:     make(chan struct{}),
 		torndown:   make(chan struct{}),
 	}
+	c.life.changed = c.wakeAll
+	return c
 }
 
 // setup creates the verbs resources on the connection's id, registers its CQ
@@ -216,7 +226,7 @@ func (c *Conn) recvWRID(slot uint32) uint64 { return c.member.RecvWRID(slot) }
 func (c *Conn) onEstablished() {
 	l, r := verbs.CMIDAddrs(c.id)
 	c.local, c.remote = Addr{l}, Addr{r}
-	c.set(stEstablished)
+	c.life.move(evEstablished)
 	startKeepalives(c)
 }
 
@@ -232,7 +242,7 @@ func (c *Conn) pinned() int {
 	defer c.rmu.Unlock()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.res == nil || c.is(stClosing) {
+	if c.res == nil || c.life.ended() {
 		return 0
 	}
 	return c.res.cmd.Len() + c.res.rx.Len() + c.res.tx.Pinned()
@@ -243,12 +253,12 @@ func (c *Conn) pinned() int {
 // pool checks before it hands out an idle connection. It is false while a
 // Read or Lease is in progress.
 func (c *Conn) Healthy() bool {
-	if c.terminal() != nil || c.is(stPeerClosed) || !c.rmu.TryLock() {
+	if c.terminal() != nil || c.life.load().peerClosed() || !c.rmu.TryLock() {
 		return false
 	}
 	defer c.rmu.Unlock()
 	c.pollInline()
-	return c.terminal() == nil && !c.is(stPeerClosed) && len(c.rxRing.Readable()) == 0
+	return c.terminal() == nil && !c.life.load().peerClosed() && len(c.rxRing.Readable()) == 0
 }
 
 // LocalAddr returns the local address.
@@ -286,7 +296,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *Conn) checkOpen(op string) error {
-	if c.is(stUserClosed) {
+	if c.life.load().userClosed() {
 		return c.opError(op, net.ErrClosed)
 	}
 	return nil
@@ -310,14 +320,14 @@ func (c *Conn) terminal() error {
 	}
 }
 
-// endErr is the terminal error of a connection that is closing (c.err is
-// set before closing is): net.ErrClosed after Close, whatever ended the
-// connection before.
+// endErr is the terminal error of a connection that ended (its life's
+// error is published before its phase moves): net.ErrClosed after Close,
+// whatever ended the connection before.
 func (c *Conn) endErr() error {
-	if c.is(stUserClosed) {
+	if c.life.load().userClosed() {
 		return net.ErrClosed
 	}
-	return c.err
+	return c.life.err()
 }
 
 func signal(ch chan struct{}) {

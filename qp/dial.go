@@ -73,7 +73,7 @@ func dialOne(ctx context.Context, t *verbs.Table, o Options, ap netip.AddrPort) 
 	}
 	c := newConn(t, o, id, ec, false)
 	if err := c.connect(ctx, ap); err != nil {
-		c.setErr(err)
+		c.fail(err)
 		<-c.torndown
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 	if err := c.advertiseFirst(k); err != nil {
 		return err
 	}
-	c.set(stEvStarted)
+	c.evStarted.Store(true)
 	go c.eventLoop()
 	return nil
 }
@@ -188,11 +188,12 @@ func (c *Conn) connect(ctx context.Context, ap netip.AddrPort) error {
 // establish makes the client's own QP ready to send and receive and
 // completes the connection (rdma_establish sends the RTU), after the
 // server's CONNECT_RESPONSE. A teardown under way (the reactor failed the
-// connection) is waited for or waits: it frees the QP and the id under smu.
+// connection) is waited for or waits: it frees the QP under smu, and the id
+// after, when an establish that takes smu finds the life ended.
 func (c *Conn) establish() error {
 	c.smu.Lock()
 	defer c.smu.Unlock()
-	if c.is(stClosing) {
+	if c.life.ended() {
 		return c.endErr()
 	}
 	if err := c.res.readyOwnQP(); err != nil {

@@ -3,6 +3,7 @@ package qp
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // InlineCap is the max_inline_data the provider granted c's QP.
@@ -36,11 +37,35 @@ func RegisterHook(o *Options) *atomic.Pointer[func(*Conn, int)] {
 }
 
 // QPDown reports whether c has handled the flush of its QP.
-func (c *Conn) QPDown() bool { return c.is(stQPDown) }
+func (c *Conn) QPDown() bool { return c.life.load().qpDown() }
 
 // PeerClosed reports whether c has seen its peer's disconnect.
-func (c *Conn) PeerClosed() bool { return c.is(stPeerClosed) }
+func (c *Conn) PeerClosed() bool { return c.life.load().peerClosed() }
 
 // KeepalivesSent is how many keepalives the process's connections have
 // posted from their keepalive ticks.
 func KeepalivesSent() uint64 { return keepalivesSent.Load() }
+
+// BreakQP moves c's QP to the error state, as a fault would, without a
+// disconnect: its work requests are flushed and the peer is not told. Only
+// a client's QP is its own to move (ownqp.go); on a server's it does
+// nothing.
+func (c *Conn) BreakQP() { c.res.shutdownQP() }
+
+// SetQPDownGrace sets how long the connections made with o wait, their
+// link half down, for the other half (the peer's DISCONNECTED or the
+// flush) before the grace timer stands in for it.
+func SetQPDownGrace(o *Options, d time.Duration) { o.qpDownGrace = d }
+
+// TornDown reports whether c's teardown has freed everything.
+func (c *Conn) TornDown() bool {
+	select {
+	case <-c.torndown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Life is c's life state, as life.go names it.
+func (c *Conn) Life() string { return c.life.load().String() }

@@ -34,7 +34,7 @@ func (c *Conn) pollInline() bool {
 		return false
 	}
 	defer m.Unlock()
-	if c.is(stClosing) || !c.postPendingRecvs() {
+	if c.life.ended() || !c.postPendingRecvs() {
 		return false
 	}
 	var t0 int64
@@ -80,7 +80,7 @@ func (c *Conn) postPendingRecvs() bool {
 // runs with the CQ's lock held, on the reactor goroutine or in a member's
 // pollInline, and never blocks.
 func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
-	if c.is(stClosing) {
+	if c.life.ended() {
 		c.handleClosing(wcs)
 		return
 	}

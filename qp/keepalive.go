@@ -105,7 +105,7 @@ func startKeepalives(c *Conn) {
 	w.mu.Unlock()
 	c.peer.Store(p)
 	c.keepalives.Store(w)
-	if c.is(stClosing) { // the teardown may have looked before the Store
+	if c.life.ended() { // the teardown may have looked before the Store
 		stopKeepalives(c)
 	}
 }
@@ -186,7 +186,7 @@ func (p *peer) owes(tick uint64) bool {
 // completion (then signaled), and shrinks the staging of a connection idle
 // since the last tick. It reports whether the connection is open.
 func (c *Conn) keepaliveTick(send bool) bool {
-	if c.is(stClosing) || c.is(stPeerClosed) {
+	if s := c.life.load(); s.ended() || s.peerClosed() {
 		stopKeepalives(c)
 		return false
 	}

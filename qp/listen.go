@@ -136,7 +136,7 @@ func (l *Listener) shutdown() {
 	<-l.evDone
 	if c := l.spare; c != nil {
 		l.spare = nil
-		c.setErr(net.ErrClosed)
+		c.fail(net.ErrClosed)
 		<-c.torndown // before the device may be released
 	}
 	l.ec.drainRequests()
@@ -211,27 +211,27 @@ func (l *Listener) handleRequest(id verbs.Ptr[verbs.CMID], ec *eventChannel) {
 	c.onTeardown = l.untrack
 	if err != nil {
 		t.Reject(id)
-		c.setErr(err)
+		c.fail(err)
 		return
 	}
 	defer l.makeSpare()
 	param, pp, err := verbs.New[verbs.ConnParam](t)
 	if err != nil {
-		c.setErr(err)
+		c.fail(err)
 		return
 	}
 	*param = verbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 	err = t.Accept(id, pp)
 	verbs.Release(t, pp)
 	if err != nil {
-		c.setErr(err)
+		c.fail(err)
 		return
 	}
 	if !l.track(c) {
-		c.setErr(net.ErrClosed)
+		c.fail(net.ErrClosed)
 		return
 	}
-	c.set(stEvStarted)
+	c.evStarted.Store(true)
 	go c.eventLoop()
 }
 
@@ -244,7 +244,7 @@ func (l *Listener) takeSpare(id verbs.Ptr[verbs.CMID], ec *eventChannel) *Conn {
 	}
 	l.spare = nil
 	if c.res.ctx != verbs.IDContext(id) {
-		c.setErr(net.ErrClosed)
+		c.fail(net.ErrClosed)
 		return nil
 	}
 	c.id, c.ec = id, ec
@@ -266,7 +266,7 @@ func (l *Listener) makeSpare() {
 	}
 	c := newConn(l.t, l.opts, verbs.Ptr[verbs.CMID]{}, nil, true)
 	if err := c.prepare(ctx); err != nil {
-		c.setErr(err)
+		c.fail(err)
 		return
 	}
 	l.spare = c

@@ -93,6 +93,9 @@ type Options struct {
 	// registration of a send staging region or a receive buffer of the
 	// connection, with its size, on the goroutine that registers it.
 	registering *atomic.Pointer[func(*Conn, int)]
+	// qpDownGrace, set only by tests, replaces qpDownGrace (life.go):
+	// how long a link half down waits for the other half.
+	qpDownGrace time.Duration
 }
 
 const (

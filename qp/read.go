@@ -40,7 +40,7 @@ func (c *Conn) Lease() ([]byte, error) {
 		return nil, err
 	}
 	c.leased = len(b)
-	c.set(stLeaseHeld)
+	c.holds.take(holdLease)
 	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
@@ -48,7 +48,7 @@ func (c *Conn) Lease() ([]byte, error) {
 // Release ends a Lease, consuming its first n bytes (the rest is returned
 // again by the next Read or Lease).
 func (c *Conn) Release(n int) error {
-	if !c.clear(stLeaseHeld) {
+	if !c.holds.drop(holdLease) {
 		return errors.New("rdma: Release without a Lease")
 	}
 	defer c.unlockR()
@@ -92,7 +92,7 @@ func (c *Conn) readable() ([]byte, error) {
 		// before the flush (onQPDown), so a reader that sees the flush
 		// finds the data before it in the ring, even when both were
 		// handled after its last look.
-		drained := c.is(stPeerClosed) && c.is(stQPDown)
+		drained := c.life.load().drained()
 		if h := c.opts.readLooks; h != nil {
 			if f := h.Load(); f != nil {
 				(*f)(c)
@@ -114,7 +114,7 @@ func (c *Conn) readable() ([]byte, error) {
 			}
 			return nil, io.EOF
 		}
-		if !c.is(stQPDown) && c.spinPoll(&sp) {
+		if !c.life.load().qpDown() && c.spinPoll(&sp) {
 			continue
 		}
 		if !c.park(c.rxNotify, c.readDL.Wait()) {
@@ -128,12 +128,12 @@ func (c *Conn) consume(n int) error {
 	if !c.rxRing.Consume(n) {
 		return nil
 	}
-	if c.is(stPeerClosed) || c.is(stClosing) {
+	if s := c.life.load(); s.peerClosed() || s.ended() {
 		c.rxRing.Reset()
 		return nil
 	}
 	c.rearm()
-	if c.is(stClosing) {
+	if c.life.ended() {
 		// The teardown ran while the re-arm registered without rmu
 		// (registerRx), and freed the buffer: the next Read says so.
 		return nil

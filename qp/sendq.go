@@ -87,11 +87,11 @@ func (c *Conn) writesPending() bool { return int32(c.sqBusy.Load()-c.sqDone.Load
 func (c *Conn) sendCmd(m cmd, signal, wait bool) error {
 	for {
 		c.smu.Lock()
-		if c.is(stClosing) {
+		if c.life.ended() {
 			c.smu.Unlock()
 			return c.endErr()
 		}
-		if wait && c.is(stQPDown) {
+		if wait && c.life.load().qpDown() {
 			c.smu.Unlock()
 			return errQPDown
 		}

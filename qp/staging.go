@@ -147,7 +147,7 @@ func (c *Conn) shrinkStaging() {
 	if !c.wmu.TryLock() {
 		return
 	}
-	if c.is(stClosing) { // teardown frees res under wmu, after setting stClosing
+	if c.life.ended() { // teardown frees res under wmu, after the life ended
 		c.wmu.Unlock()
 		return
 	}
@@ -172,7 +172,7 @@ func (c *Conn) shrinkStaging() {
 		m.Close()
 		return
 	}
-	if c.is(stClosing) {
+	if c.life.ended() {
 		c.wmu.Unlock()
 		m.Close()
 		return

@@ -49,7 +49,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 		return nil, err
 	}
 	c.reserved = len(b)
-	c.set(stReserveHeld)
+	c.holds.take(holdReserve)
 	signal(c.heldNotify) // a Close that looked before now returns (Close)
 	return b, nil
 }
@@ -57,7 +57,7 @@ func (c *Conn) Reserve(n int) ([]byte, error) {
 // Commit sends the first n bytes of the memory from Reserve (0 sends
 // nothing) and ends the reservation.
 func (c *Conn) Commit(n int) error {
-	if !c.clear(stReserveHeld) {
+	if !c.holds.drop(holdReserve) {
 		return errors.New("rdma: Commit without a Reserve")
 	}
 	defer c.unlockW()
@@ -92,7 +92,7 @@ func (c *Conn) reserve(n int) ([]byte, error) {
 			return nil, c.opError("write", err)
 		}
 		tx := c.res.tx
-		down := c.is(stQPDown)
+		down := c.life.load().qpDown()
 		if !down && tx.Armed() && tx.Available() > 0 && c.sqFree() > c.ctlReserve() {
 			b, ok := tx.Reserve(n, c.sqDone.Load())
 			if !ok || len(b) < n {
@@ -118,7 +118,7 @@ func (c *Conn) writeErr() error {
 	if err := c.terminal(); err != nil {
 		return c.opError("write", err)
 	}
-	if c.is(stPeerClosed) {
+	if c.life.load().peerClosed() {
 		return c.opError("write", ErrPeerGone)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (c *Conn) writeErr() error {
 // commit posts an RDMA_WRITE_WITH_IMM of n reserved bytes, imm = n.
 func (c *Conn) commit(n int) error {
 	c.smu.Lock()
-	if c.is(stClosing) {
+	if c.life.ended() {
 		// Close's linger waits for the WRs posted before its marker,
 		// under smu: a write posted after it would be flushed by the
 		// disconnect, and the Write would have reported success.
