@@ -43,8 +43,9 @@ import (
 // hot CQ's word (Inline.handoff), after those steps: it sees the parked
 // count and sleeps at most handoffLimit, after which it polls the CQ, or
 // arms it if nobody polls it any more. A Park after that read, on a CQ
-// left to its pollers, finds armed clear and wakes the reactor. The poller hands out the parked goroutines'
-// completions while it polls; its End wakes nobody (below).
+// left to its pollers, finds armed clear and wakes the reactor. The poller
+// hands out the parked goroutines' completions while it polls; its End
+// wakes nobody (below).
 //
 // # The timers
 //
@@ -64,7 +65,7 @@ import (
 // parked and the reactor sleeps, such a completion (a send completion, a
 // control message, data for a connection that is not reading) sits in the
 // hot, unarmed CQ until the sleep ends; the timeout's return to pollAll
-// polls it (the model's sweep checks that every such case is a hot CQ). Its
+// polls it (TestHandoffModel checks that every such case is a hot CQ). Its
 // pollCold, the poll of cold CQs, is not needed by the protocol: a cold CQ
 // is armed, and the model finds no completion left in one. It stays as a
 // guard against an event lost outside the protocol (by the driver), at a
@@ -94,7 +95,8 @@ import (
 //     these held or none: Park's wake writes a non-blocking eventfd.
 //  5. The reactor's state (the hot and cold lists, queue.hot, emptyRun,
 //     emptyFrom) is its goroutine's alone, under no lock: other goroutines
-//     change it only through do, and learn of it only through the word.
+//     change it only through do, and learn of it through the word (and
+//     Stats).
 //     The reactor goroutine holds no lock while it waits for another.
 
 // The fields of the ownership word (see above).
