@@ -10,29 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sleepLimit bounds each sleep: after it the reactor polls every CQ even
-// without an event. It is a safety net, not the mechanism: a completion whose
-// event never comes is found within this time instead of waiting for the
-// next event on any CQ. (It was added for multi-second stalls under
-// emulation that turned out to be a writer's torn view of its send queue,
-// fixed in package qp; none has been seen since.)
-const sleepLimit = 100 * time.Millisecond
-
-// handoffLimit bounds the sleep while a CQ with parked waiters is left to a
-// member that polls it (see Inline): that poller hands out their
-// completions, but once it stops, without parking itself, nobody would
-// until the CQ is armed. The reactor looks again after handoffLimit, so a
-// parked waiter waits at most that much longer, and the poller need not
-// wake the reactor whenever it stops: which it did, before each Read
-// returned, in a server whose idle connections' readers were parked on
-// the CQ of its one busy connection (a wake-up per round trip).
-const handoffLimit = time.Millisecond
-
 // sleepLimit is how long the reactor may sleep now: handoffLimit while a
-// hot CQ with parked waiters is polled by a member, else sleepLimit.
+// goroutine is parked on a hot CQ (one the reactor left to a member polling
+// it: Inline.handoff), else sleepLimit (handoff.go).
 func (r *Reactor) sleepLimit() time.Duration {
 	for _, q := range r.hot {
-		if q.inline.polling.Load() > 0 && q.inline.parked.Load() > 0 {
+		if q.inline.handoff() {
 			return handoffLimit
 		}
 	}
@@ -122,7 +105,9 @@ const coldPerTimeout = 256
 // pollCold is the safety net of sleepLimit: it polls up to coldPerTimeout
 // cold CQs, taking up where the last timeout left off, without arming them
 // again (they are armed), and makes hot one that had completions after all.
-// A cold CQ costs a poll now and then, not an arm.
+// A cold CQ costs a poll now and then, not an arm. The protocol does not
+// need it (handoff.go, "The timers"): it guards against an event lost
+// outside it.
 func (r *Reactor) pollCold() {
 	for k := 0; k < coldPerTimeout && k < len(r.queues); k++ {
 		if r.coldNext >= len(r.queues) {
@@ -130,7 +115,7 @@ func (r *Reactor) pollCold() {
 		}
 		q := r.queues[r.coldNext]
 		r.coldNext++
-		if q.hot || q.inline.polling.Load() > 0 {
+		if q.hot || q.inline.polled() {
 			continue
 		}
 		if !q.mu.TryLock() {
@@ -236,25 +221,14 @@ func (r *Reactor) passIfDue(lastPass *time.Time, now time.Time) bool {
 func (r *Reactor) pollAll() (total int, skipped bool) {
 	for i := 0; i < len(r.hot); i++ {
 		q := r.hot[i]
-		// As in armAndCool, armed is cleared before the look at polling.
-		// After an arm, the completions that came before it raise no
-		// event, and a member polling now may take only some of them
-		// (one batch, then it returns): it ends polling before it looks
-		// at armed, sees false, and wakes the reactor if a waiter is
-		// parked, which polls the CQ then. When the reactor polls the CQ
-		// itself, below, the arm stands.
-		armed := q.inline.armed.Swap(false)
-		if q.inline.polling.Load() > 0 {
-			continue // a member polls it (see Inline)
+		if !q.inline.take() {
+			continue // a member polls it (handoff.go)
 		}
 		if !q.mu.TryLock() {
 			skipped = true
 			continue
 		}
 		n := verbs.PollCQ(q.ops, q.cq, r.opts.Batch, r.wcs)
-		if armed {
-			q.inline.armed.Store(true)
-		}
 		r.polls.Add(1)
 		if n < 0 {
 			r.failQueue(q, n)

@@ -85,7 +85,7 @@ func (r *Reactor) drainEvents(fd int32) {
 
 // armAndCool arms each hot CQ that has found nothing in its last minEmpty
 // polls, or since emptyBy (emptyFrom at or before it, when emptyBy > 0),
-// except those a member polls (see Inline), and polls it once more: a
+// except those a member polls (Inline.take), and polls it once more: a
 // completion that came before the arm raised no event. A CQ found empty
 // then goes cold: it leaves the poll list until its event comes. It returns
 // the completions those polls found, and whether a CQ was skipped because a
@@ -97,9 +97,8 @@ func (r *Reactor) armAndCool(minEmpty uint32, emptyBy int64) (total int, skipped
 		if !idle {
 			continue
 		}
-		q.inline.armed.Store(false)
-		if q.inline.polling.Load() > 0 {
-			continue
+		if !q.inline.take() {
+			continue // a member polls it (handoff.go)
 		}
 		if !q.mu.TryLock() {
 			skipped = true
@@ -127,7 +126,7 @@ func (r *Reactor) armAndCool(minEmpty uint32, emptyBy int64) (total int, skipped
 			i--
 			r.hotCQs.Add(-1)
 		}
-		q.inline.armed.Store(true)
+		q.inline.watched()
 		q.mu.Unlock()
 	}
 	return total, skipped

@@ -72,13 +72,13 @@ func TestSleepLimit(t *testing.T) {
 func TestOwnerPollingAfterArm(t *testing.T) {
 	r := newSleeper(t)
 	in := hotInline(r)
-	in.armed.Store(true) // as armAndCool leaves a CQ it armed
+	in.watched() // as armAndCool leaves a CQ it armed
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {
 		t.Fatalf("pollAll = %d, %v; want the CQ left to its owner", n, skipped)
 	}
 	in.End()
-	if in.armed.Load() {
+	if in.w.Load()&armedBit != 0 {
 		t.Error("after the reactor skipped it, the CQ is still marked armed")
 	}
 	in.Park()
@@ -98,7 +98,7 @@ func TestOwnerPollingAfterArm(t *testing.T) {
 func TestSleepBoundedForParked(t *testing.T) {
 	r := newSleeper(t)
 	in := hotInline(r)
-	in.armed.Store(true)
+	in.watched()
 	in.Park() // armed: no wake
 	in.Begin()
 	if n, skipped := r.pollAll(); n != 0 || skipped {
@@ -111,6 +111,31 @@ func TestSleepBoundedForParked(t *testing.T) {
 		t.Fatalf("sleep = %d events, want none: nothing wakes the reactor", n)
 	}
 	in.End()
+	in.Unpark()
+	if d := r.sleepLimit(); d != sleepLimit {
+		t.Errorf("sleep limit with nobody parked: %v, want %v", d, sleepLimit)
+	}
+}
+
+// TestSleepBoundedAfterPollerStops: as TestSleepBoundedForParked, but the
+// poller stops between the reactor's leaving the CQ to it and the reactor's
+// look at its sleep limit. The waiter still relies on the reactor, which
+// must look again within handoffLimit. (While the limit looked for a
+// poller, it slept sleepLimit: the case TestHandoffModel's oldLimit
+// variant finds.)
+func TestSleepBoundedAfterPollerStops(t *testing.T) {
+	r := newSleeper(t)
+	in := hotInline(r)
+	in.watched()
+	in.Park() // armed: no wake
+	in.Begin()
+	if n, skipped := r.pollAll(); n != 0 || skipped {
+		t.Fatalf("pollAll = %d, %v; want the CQ left to its poller", n, skipped)
+	}
+	in.End()
+	if d := r.sleepLimit(); d != handoffLimit {
+		t.Errorf("sleep limit with a waiter parked on a CQ its poller left: %v, want %v", d, handoffLimit)
+	}
 	in.Unpark()
 	if d := r.sleepLimit(); d != sleepLimit {
 		t.Errorf("sleep limit with nobody parked: %v, want %v", d, sleepLimit)
