@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,13 +253,8 @@ func TestLifeQPErrorAfterDisconnect(t *testing.T) {
 	e.ownCQ()
 	cli, srv := e.pair()
 	defer cli.Close()
-	release := cli.HoldCompletions()
-	held := true
-	defer func() {
-		if held {
-			release()
-		}
-	}()
+	release := sync.OnceFunc(cli.HoldCompletions()) // before Close, if the test ends early
+	defer release()
 	srv.Close()
 	waitPeerClosed(t, cli)
 	if cli.QPDown() || cli.Life() != "open/peer-closed" {
@@ -268,7 +264,6 @@ func TestLifeQPErrorAfterDisconnect(t *testing.T) {
 		t.Errorf("Write after the peer closed: %v, want ErrPeerGone", err)
 	}
 	release()
-	held = false
 	cli.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := cli.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("Read after the flush: %v, want io.EOF", err)
@@ -310,13 +305,8 @@ func TestLifeGraceStandsIn(t *testing.T) {
 		e.ownCQ()
 		cli, srv := e.pair()
 		defer cli.Close()
-		release := cli.HoldCompletions()
-		held := true
-		defer func() {
-			if held {
-				release()
-			}
-		}()
+		release := sync.OnceFunc(cli.HoldCompletions()) // before Close, if the test ends early
+		defer release()
 		srv.Close()
 		waitUntil(t, "the grace after the peer's close", func() bool { return cli.PeerClosed() && cli.QPDown() })
 		cli.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -324,6 +314,5 @@ func TestLifeGraceStandsIn(t *testing.T) {
 			t.Errorf("Read with the flush held: %v, want io.EOF", err)
 		}
 		release()
-		held = false
 	})
 }
