@@ -1,5 +1,13 @@
 package qp
 
-// RxSignalled reports whether c's reader would find its rxNotify
-// signalled at its next park.
-func (c *Conn) RxSignalled() bool { return len(c.rxNotify) > 0 }
+// TakeRxSignal takes the signal on c's rxNotify, if there is one, and
+// reports whether there was: whether the reader's next park would have
+// returned at once.
+func (c *Conn) TakeRxSignal() bool {
+	select {
+	case <-c.rxNotify:
+		return true
+	default:
+		return false
+	}
+}
