@@ -2,7 +2,7 @@
 # `make vm-run VM_CMD='echo $HOME'` prints the VM's $HOME.
 shq = '$(subst ','\'',$(value $(1)))'
 
-.PHONY: run test bench size bench-ffi bench-rxe bench-valkey bench-serve-revs bench-cluster bench-listen valkey-rdma test-rxe vm-run vm-fetch
+.PHONY: run test bench size bench-ffi bench-rxe bench-rxe-revs bench-valkey bench-serve-revs bench-cluster bench-listen valkey-rdma test-rxe vm-run vm-fetch
 
 # run: the main job: benchmark the embedded server, over RDMA where this
 # machine can, else over TCP (saying why); then `rdmapool info` tells more.
@@ -35,6 +35,14 @@ bench-ffi:
 # benchmarks on the same device; writes out/bench-rxe.{json,md}.
 bench-rxe:
 	vm/bench.sh
+
+# bench-rxe-revs: in one VM boot, our 64-byte RDMA round trip and the round
+# trip beside idle connections (bench/), built at each of REVS (git
+# revisions; . is the working tree), the order rotating by round; ratios to
+# the first revision.
+bench-rxe-revs:
+	@if [ -z $(call shq,REVS) ]; then echo "usage: make bench-rxe-revs REVS='rev1 rev2 ...'" >&2; exit 2; fi
+	vm/bench-rxe-revs.sh $(REVS)
 
 # bench-valkey: in one VM boot, rdmapool bench --transport rdma beside
 # valkey-benchmark --rdma against one real valkey-server with RDMA, and
