@@ -62,7 +62,6 @@ func (c *Conn) Release(n int) error {
 // once the data is drained), the connection fails, or the deadline passes.
 func (c *Conn) readable() ([]byte, error) {
 	sp := c.newSpin(&c.rxPassed)
-	sp.reader = true
 	defer sp.release()
 	for {
 		if err := c.terminal(); err != nil {
