@@ -50,15 +50,9 @@ names=()
 i=0
 for rev in "$@"; do
 	i=$((i + 1))
-	if [ "$rev" = . ]; then
-		name="tree"
-		CGO_ENABLED=0 go test -c -o "$bin/bench-$i.test" ./bench
-	else
-		name=$(git rev-parse --short "$rev^{commit}")
-		mkdir -p "$tmp/src$i"
-		git archive "$rev" | tar -x -C "$tmp/src$i"
-		(cd "$tmp/src$i" && CGO_ENABLED=0 go test -c -o "$bin/bench-$i.test" ./bench)
-	fi
+	name=$(rev_name "$rev")
+	src=$(rev_tree "$rev" "$tmp/src$i")
+	(cd "$src" && CGO_ENABLED=0 go test -c -o "$bin/bench-$i.test" ./bench)
 	names+=("$name")
 	echo "revision $i: $rev ($name)"
 done

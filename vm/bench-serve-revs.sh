@@ -48,15 +48,9 @@ names=()
 i=0
 for rev in "$@"; do
 	i=$((i + 1))
-	if [ "$rev" = . ]; then
-		name="tree"
-		(CGO_ENABLED=0 go build -o "$bin/rdmapool-$i" ./cmd/rdmapool)
-	else
-		name=$(git rev-parse --short "$rev^{commit}")
-		mkdir -p "$tmp/src$i"
-		git archive "$rev" | tar -x -C "$tmp/src$i"
-		(cd "$tmp/src$i" && CGO_ENABLED=0 go build -o "$bin/rdmapool-$i" ./cmd/rdmapool)
-	fi
+	name=$(rev_name "$rev")
+	src=$(rev_tree "$rev" "$tmp/src$i")
+	(cd "$src" && CGO_ENABLED=0 go build -o "$bin/rdmapool-$i" ./cmd/rdmapool)
 	names+=("$name")
 	echo "revision $i: $rev ($name)"
 done

@@ -70,3 +70,19 @@ FN
 log_accel() {
 	tr -d '\r' <"$1" | sed -n 's/^rdmapool-vm: accelerator: \([a-z]*\) .*/\1/p' | tail -n 1
 }
+
+# rev_tree REV DIR prints the directory that holds git revision REV's tree:
+# . for `.` (the working tree), else DIR, filled from `git archive REV`.
+# rev_name REV prints what the reports call it: "tree", or its short hash.
+rev_tree() {
+	if [ "$1" = . ]; then
+		echo .
+		return
+	fi
+	mkdir -p "$2"
+	git archive "$1" | tar -x -C "$2"
+	echo "$2"
+}
+rev_name() {
+	if [ "$1" = . ]; then echo tree; else git rev-parse --short "$1^{commit}"; fi
+}
