@@ -59,6 +59,7 @@ type Conn struct {
 	rxArmedAt time.Time     // when the receive buffer was last advertised (rmu, after onEstablished)
 	readDL    deadline.Deadline
 	rxPassed  time.Duration // a waiting reader last let the netpoller run (spinwait.Now; see spin)
+	rxSpun    bool          // the reader's last wait ended without a park: its next spins twice as long (rmu; readable)
 	leased    int           // the length of the slice Lease returned (rmu)
 	rxRearm   chan struct{} // set while a re-arm registers its buffer without rmu, closed after (rmu; registerRx)
 	rxPrepped atomic.Pointer[mr.Region]

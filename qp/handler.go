@@ -13,13 +13,17 @@ import (
 // its completions, serialises their handling.
 type completions struct {
 	c *Conn
+	// reader: the connection's reader polls the CQ inline now (set and
+	// cleared by pollInline, under the CQ's lock).
+	reader bool
 }
 
 // HandleCompletions handles the connection's completions. Its own waiter's
 // inline poll (byOwner) leaves the receives for its next poll; anyone
-// else's re-posts them at once.
+// else's re-posts them at once. Data found by its own reader's poll is not
+// signalled to that reader, which looks at it next.
 func (h *completions) HandleCompletions(wcs []cq.Completion, byOwner bool) {
-	h.c.handleCompletions(wcs, !byOwner)
+	h.c.handleCompletions(wcs, !byOwner, byOwner && h.reader)
 }
 func (h *completions) HandleCQError(err error) { h.c.fail(err) }
 
@@ -28,7 +32,12 @@ func (h *completions) HandleCQError(err error) { h.c.fail(err) }
 // connection's completions it finds; it reports whether some were this
 // connection's. Waiting readers and writers call it before they park, which
 // saves the reactor's wake-up of the goroutine on the latency path.
-func (c *Conn) pollInline() bool {
+func (c *Conn) pollInline() bool { return c.pollInlineBy(false) }
+
+// pollInlineBy is pollInline, by the connection's reader if reader: the
+// data it finds is not signalled on rxNotify, which would only make the
+// reader's next park return at once for data it has already seen.
+func (c *Conn) pollInlineBy(reader bool) bool {
 	m := c.member
 	if !m.TryLock() {
 		return false
@@ -41,7 +50,9 @@ func (c *Conn) pollInline() bool {
 	if stages.Enabled {
 		t0 = stages.Now()
 	}
+	c.h.reader = reader
 	own := m.PollLocked()
+	c.h.reader = false
 	if stages.Enabled {
 		if own == 0 {
 			stages.PollMiss.Since(t0)
@@ -78,8 +89,9 @@ func (c *Conn) postPendingRecvs() bool {
 // 1023 receives posted, at most one batch (inlineBatch) waits, and a
 // peer that found none posted would retry (rnr_retry 7, without end). It
 // runs with the CQ's lock held, on the reactor goroutine or in a member's
-// pollInline, and never blocks.
-func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
+// pollInline, and never blocks. With readerPolls the connection's reader
+// is the poller: it needs no signal for the data found.
+func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow, readerPolls bool) {
 	if c.life.ended() {
 		c.handleClosing(wcs)
 		return
@@ -162,7 +174,7 @@ func (c *Conn) handleCompletions(wcs []cq.Completion, repostNow bool) {
 	if heard {
 		c.heardFromPeer()
 	}
-	if received {
+	if received && !readerPolls {
 		signal(c.rxNotify)
 	}
 	if sent {

@@ -60,9 +60,23 @@ func (c *Conn) Release(n int) error {
 
 // readable waits until there is data to read, the peer has closed (io.EOF
 // once the data is drained), the connection fails, or the deadline passes.
+//
+// It spins before it parks (spinPoll), for SpinWait, or twice that when its
+// last wait ended without a park (rxSpun): where the replies come while the
+// reader polls, one that outlasts a spin often comes within a second one,
+// and a park costs a wake-up by the reactor (docs/design.md, "Inline
+// polling"). Its own poll does not signal rxNotify for the data it finds,
+// and a signal left from before this wait (data handed out by another
+// poller while the reader was not parked) is taken before it spins, so a
+// park returns only for what came during this wait.
 func (c *Conn) readable() ([]byte, error) {
 	sp := c.newSpin(&c.rxPassed)
+	sp.reader = true
+	if c.rxSpun {
+		sp.w.Wait *= 2
+	}
 	defer sp.release()
+	parked, fresh := false, false
 	for {
 		if err := c.terminal(); err != nil {
 			return nil, c.opError("read", err)
@@ -83,6 +97,7 @@ func (c *Conn) readable() ([]byte, error) {
 			case <-dl:
 			}
 			c.rmu.Lock()
+			parked = true
 			continue
 		}
 		// After the peer's close, data it wrote before may still wait in
@@ -100,6 +115,7 @@ func (c *Conn) readable() ([]byte, error) {
 		}
 		if c.res != nil {
 			if b := c.rxRing.Readable(); len(b) > 0 {
+				c.rxSpun = !parked
 				return b, nil
 			}
 		}
@@ -114,9 +130,20 @@ func (c *Conn) readable() ([]byte, error) {
 			}
 			return nil, io.EOF
 		}
+		if !fresh {
+			// Take a signal left from before, then look again: what
+			// comes from now on signals anew.
+			fresh = true
+			select {
+			case <-c.rxNotify:
+			default:
+			}
+			continue
+		}
 		if !c.life.load().qpDown() && c.spinPoll(&sp) {
 			continue
 		}
+		parked = true
 		if !c.park(c.rxNotify, c.readDL.Wait()) {
 			return nil, c.opError("read", os.ErrDeadlineExceeded)
 		}

@@ -38,6 +38,7 @@ type spin struct {
 	c      *Conn
 	w      spinwait.Spin
 	inline *cq.Inline
+	reader bool // the connection's reader's (pollInlineBy)
 }
 
 // newSpin is the polling state of a reader (lastPass &c.rxPassed) or a
@@ -80,7 +81,7 @@ func (c *Conn) spinPoll(s *spin) bool {
 		s.inline = c.member.Inline()
 		s.inline.Begin()
 	}
-	if c.pollInline() {
+	if c.pollInlineBy(s.reader) {
 		s.w.Hit()
 		return true
 	}
