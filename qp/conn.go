@@ -54,7 +54,7 @@ type Conn struct {
 
 	// Read side: rmu serialises readers and is held by a Lease.
 	rmu       sync.Mutex
-	rxNotify  chan struct{} // signalled when data arrives or the state changes
+	rxNotify  chan struct{} // signalled when data arrives (but for what the reader's own poll finds) or the state changes
 	rxArmed   atomic.Bool   // our RegisterXferMemory was sent
 	rxArmedAt time.Time     // when the receive buffer was last advertised (rmu, after onEstablished)
 	readDL    deadline.Deadline

@@ -60,7 +60,8 @@ type Options struct {
 	// connection's completion queue itself before it parks until the
 	// reactor wakes it. Polling saves the reactor's wake-up of the
 	// goroutine on the latency path, at the price of a busy core while it
-	// lasts. 0 means 1 ms (see docs/design.md for the measurements behind
+	// lasts. A Read whose last wait ended without parking polls twice as
+	// long. 0 means 1 ms (see docs/design.md for the measurements behind
 	// it); a negative value never polls.
 	SpinWait time.Duration
 	// Backlog is how many established connections a Listener holds for

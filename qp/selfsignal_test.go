@@ -11,15 +11,13 @@ import (
 
 // TestReaderOwnDataNoSelfSignal: a reader that finds its data in its own
 // inline poll leaves its rxNotify unsignalled: it reads the data next, and
-// a signal would only make its next park return at once, for another round
-// of spinning. A round trip may still leave rxNotify signalled when another
+// a signal would only make its next park return at once (the second spin
+// of a reader whose last wait did not park is rxSpun's). A round trip may still leave rxNotify signalled when another
 // poller handed its reply out before the reader looked: here only the
 // client's own reactor can (a poll by its writer, inside Write, comes
 // before the write that the reply answers), and the reactor counts what it
 // handed out. The test takes the signal after each round trip, so that one
-// the reader never parked on is not counted again in the next. Before,
-// every read whose reader found its reply itself (most of them) left
-// rxNotify signalled.
+// the reader never parked on is not counted again in the next.
 func TestReaderOwnDataNoSelfSignal(t *testing.T) {
 	// Both ends spin: leave a P to the netpoller beside them (see
 	// TestReactorLeavesPollingOwners).
