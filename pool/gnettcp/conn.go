@@ -93,7 +93,11 @@ type Conn struct {
 	closed  bool  // Close was called
 	gone    bool  // gnet closed the connection (OnClose)
 	goneErr error // the error OnClose gave, nil if we closed it
-	over    bool  // more than tcpMaxInbound arrived unread: OnTraffic closed it
+	// goneFlushed: at OnClose gnet held none of our bytes: everything a
+	// Write handed it had reached the kernel. Set before goneCh is
+	// closed; read after it.
+	goneFlushed bool
+	over        bool // more than tcpMaxInbound arrived unread: OnTraffic closed it
 	// moved is the connection on the duplicate of gnet's descriptor once
 	// it has left the event loop (moveOff), which sets it with wmu held
 	// too: a Write may read it holding wmu alone. rdT and wdT are the
@@ -458,7 +462,13 @@ func (tc *Conn) Write(p []byte) (int, error) {
 		select {
 		case r = <-tc.wres:
 		case <-tc.goneCh:
-			return n, tc.writeState()
+			// The callback may have run before the close: then the
+			// chunk was written, and counts.
+			select {
+			case r = <-tc.wres:
+			default:
+				return n, tc.writeState()
+			}
 		}
 		if r.err != nil {
 			if errors.Is(r.err, net.ErrClosed) {
@@ -555,7 +565,7 @@ func (tc *Conn) waitFlushed() error {
 			case <-tc.done:
 				return tc.opError("write", net.ErrClosed)
 			case <-tc.goneCh:
-				return tc.writeState()
+				return tc.goneFlush()
 			case <-tc.wd.Wait():
 				tc.wtimer.Stop()
 				return tc.opError("write", os.ErrDeadlineExceeded)
@@ -572,11 +582,24 @@ func (tc *Conn) waitFlushed() error {
 		case <-tc.done:
 			return tc.opError("write", net.ErrClosed)
 		case <-tc.goneCh:
-			return tc.writeState()
+			return tc.goneFlush()
 		case <-tc.wd.Wait():
 			return tc.opError("write", os.ErrDeadlineExceeded)
 		}
 	}
+}
+
+// goneFlush is waitFlushed's answer once gnet has closed the connection:
+// nil if gnet held none of our bytes then (each had reached the kernel,
+// as with a peer that read everything and closed), so that a Write whose
+// bytes all went out succeeds, as with net.TCPConn; the connection's
+// error otherwise. A Write with more to send meets the error next.
+func (tc *Conn) goneFlush() error {
+	if tc.goneFlushed {
+		tc.queued = 0
+		return nil
+	}
+	return tc.writeState()
 }
 
 // writeState is the error a Write gets for the connection's state: closed
@@ -848,7 +871,7 @@ func tcpDupConn(c gnet.Conn) (pool.Conn, error) {
 }
 
 // onClose runs on the event loop when gnet has closed the connection.
-func (tc *Conn) onClose(err error) {
+func (tc *Conn) onClose(err error, flushed bool) {
 	tc.fdmu.Lock()
 	tc.fdDone = true
 	tc.fdmu.Unlock()
@@ -857,7 +880,7 @@ func (tc *Conn) onClose(err error) {
 		tc.mu.Unlock()
 		return
 	}
-	tc.gone, tc.goneErr = true, err
+	tc.gone, tc.goneErr, tc.goneFlushed = true, err, flushed
 	if tc.over {
 		tc.goneErr = ErrInboundLimit
 	}
@@ -895,7 +918,7 @@ func (tcpHandler) OnTraffic(c gnet.Conn) gnet.Action {
 
 func (tcpHandler) OnClose(c gnet.Conn, err error) gnet.Action {
 	if tc, ok := c.Context().(*Conn); ok {
-		tc.onClose(err)
+		tc.onClose(err, c.OutboundBuffered() == 0)
 	}
 	return gnet.None
 }
