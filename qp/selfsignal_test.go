@@ -12,7 +12,8 @@ import (
 // TestReaderOwnDataNoSelfSignal: a reader that finds its data in its own
 // inline poll leaves its rxNotify unsignalled: it reads the data next, and
 // a signal would only make its next park return at once (the second spin
-// of a reader whose last wait did not park is rxSpun's). A round trip may still leave rxNotify signalled when another
+// of a reader whose last wait did not park is rxSpun's). A round trip may
+// still leave rxNotify signalled when another
 // poller handed its reply out before the reader looked: here only the
 // client's own reactor can (a poll by its writer, inside Write, comes
 // before the write that the reply answers), and the reactor counts what it
